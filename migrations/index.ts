@@ -1,0 +1,4 @@
+import { Foundation1764000000000 } from './1764000000000-foundation.js';
+
+/** Every migration, in order. Listed explicitly: glob loading does not work for TypeScript sources under vitest. */
+export const migrations = [Foundation1764000000000];

@@ -1,0 +1,13 @@
+import { Module } from '@nestjs/common';
+import { AuthModule } from '../auth/auth.module.js';
+import { AdminController } from './admin.controller.js';
+import { AdminService } from './admin.service.js';
+import { TenantLifecycle } from './tenant-lifecycle.js';
+
+@Module({
+  imports: [AuthModule],
+  controllers: [AdminController],
+  providers: [AdminService, TenantLifecycle],
+  exports: [AdminService],
+})
+export class AdminModule {}

@@ -1,0 +1,137 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { QueryFailedError, type DataSource, type EntityManager } from 'typeorm';
+import { AuditService } from '../audit/audit.service.js';
+import { ApiKeysService } from '../auth/api-keys.service.js';
+import { ApiKey } from '../auth/entities/api-key.entity.js';
+import { AppError } from '../common/errors.js';
+import { Tenant } from '../tenants/entities/tenant.entity.js';
+import { TenantsRepository } from '../tenants/tenants.repository.js';
+import { ApiKeyDto, type CreateApiKeyDto, type CreatedApiKeyDto } from './dto/api-key.dto.js';
+import { TenantDto, type CreateTenantDto, type UpdateTenantDto } from './dto/tenant.dto.js';
+import { TenantLifecycle } from './tenant-lifecycle.js';
+
+/** Who did it and from where: every admin change is audited with this (S11). */
+export interface Actor {
+  actor: string;
+  ip: string | null;
+}
+
+function isUniqueViolation(err: unknown): boolean {
+  return err instanceof QueryFailedError && (err.driverError as { code?: string }).code === '23505';
+}
+
+/** Tenant and API key administration; used by the admin API and the operator CLI alike. */
+@Injectable()
+export class AdminService {
+  constructor(
+    @InjectDataSource() private readonly ds: DataSource,
+    private readonly tenants: TenantsRepository,
+    private readonly apiKeys: ApiKeysService,
+    private readonly audit: AuditService,
+    private readonly lifecycle: TenantLifecycle,
+  ) {}
+
+  async createTenant(input: CreateTenantDto, by: Actor): Promise<TenantDto> {
+    try {
+      return await this.ds.transaction(async (m) => {
+        const tenant = await m.save(
+          m.create(Tenant, { name: input.name, slug: input.slug, rate_limit_rpm: input.rate_limit_rpm ?? undefined }),
+        );
+        await this.lifecycle.tenantCreated(m, tenant);
+        await this.record(m, tenant.id, 'tenant.create', tenant.id, by, { slug: tenant.slug, name: tenant.name });
+        return TenantDto.from(tenant);
+      });
+    } catch (err) {
+      if (isUniqueViolation(err)) throw AppError.conflict(`A tenant with slug '${input.slug}' already exists`);
+      throw err;
+    }
+  }
+
+  async getTenant(tenantId: string): Promise<TenantDto> {
+    return TenantDto.from(await this.requireTenant(tenantId));
+  }
+
+  async updateTenant(tenantId: string, input: UpdateTenantDto, by: Actor): Promise<TenantDto> {
+    return this.ds.transaction(async (m) => {
+      const tenant = await this.requireTenant(tenantId, m, true);
+      const changed: Record<string, unknown> = {};
+      for (const field of ['name', 'rate_limit_rpm', 'saml_enabled', 'saml_metadata_url', 'saml_entity_id'] as const) {
+        if (input[field] !== undefined && input[field] !== tenant[field]) {
+          changed[field] = input[field];
+          Object.assign(tenant, { [field]: input[field] });
+        }
+      }
+      if (tenant.saml_enabled && (!tenant.saml_metadata_url || !tenant.saml_entity_id)) {
+        throw AppError.badRequest('SAML needs saml_metadata_url and saml_entity_id before it can be enabled', [
+          { path: '/saml_enabled', message: 'saml_metadata_url and saml_entity_id are required' },
+        ]);
+      }
+      if (Object.keys(changed).length > 0) {
+        await m.save(tenant);
+        await this.record(m, tenant.id, 'tenant.update', tenant.id, by, { changed: Object.keys(changed) });
+      }
+      return TenantDto.from(tenant);
+    });
+  }
+
+  async createApiKey(tenantId: string, input: CreateApiKeyDto, by: Actor): Promise<CreatedApiKeyDto> {
+    const expiresAt = input.expires_at ? new Date(input.expires_at) : null;
+    if (expiresAt && expiresAt.getTime() <= Date.now()) {
+      throw AppError.badRequest('expires_at must be in the future', [{ path: '/expires_at', message: 'in the past' }]);
+    }
+    return this.ds.transaction(async (m) => {
+      await this.requireTenant(tenantId, m);
+      const { record, key } = await this.apiKeys.create(m, tenantId, { name: input.name, expiresAt });
+      await this.record(m, tenantId, 'api_key.create', record.id, by, {
+        key_prefix: record.key_prefix,
+        name: record.name,
+      });
+      return {
+        id: record.id,
+        key,
+        key_prefix: record.key_prefix,
+        name: record.name,
+        expires_at: record.expires_at?.toISOString() ?? null,
+        created_at: record.created_at.toISOString(),
+      };
+    });
+  }
+
+  async listApiKeys(tenantId: string): Promise<ApiKeyDto[]> {
+    await this.requireTenant(tenantId);
+    const now = Date.now();
+    return (await this.apiKeys.listForTenant(tenantId)).map((k) => ApiKeyDto.from(k, now));
+  }
+
+  /** Revocation is immediate: the guard reads `revoked_at` on every request. Revoking twice is a no-op. */
+  async revokeApiKey(keyId: string, by: Actor): Promise<void> {
+    await this.ds.transaction(async (m) => {
+      const key = await m.findOne(ApiKey, { where: { id: keyId }, lock: { mode: 'pessimistic_write' } });
+      if (!key) throw AppError.notFound('API key');
+      if (key.revoked_at) return;
+      key.revoked_at = new Date();
+      await m.save(key);
+      await this.record(m, key.tenant_id, 'api_key.revoke', key.id, by, { key_prefix: key.key_prefix });
+    });
+  }
+
+  private async requireTenant(id: string, m: EntityManager = this.ds.manager, lock = false): Promise<Tenant> {
+    const tenant = lock
+      ? await m.findOne(Tenant, { where: { id }, lock: { mode: 'pessimistic_write' } })
+      : await this.tenants.findById(id, m);
+    if (!tenant) throw AppError.notFound('Tenant');
+    return tenant;
+  }
+
+  private record(
+    m: EntityManager,
+    tenantId: string,
+    action: string,
+    resourceId: string,
+    by: Actor,
+    metadata: Record<string, unknown>,
+  ): Promise<void> {
+    return this.audit.record(m, { tenantId, action, resourceId, actor: by.actor, ipAddress: by.ip, metadata });
+  }
+}

@@ -1,0 +1,12 @@
+import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import type { Tenant } from '../tenants/entities/tenant.entity.js';
+
+/**
+ * What else happens, in the same transaction, when a tenant is created (S8: its first signing key).
+ * Feature modules that own per-tenant state extend this in one place.
+ */
+@Injectable()
+export class TenantLifecycle {
+  async tenantCreated(_m: EntityManager, _tenant: Tenant): Promise<void> {}
+}

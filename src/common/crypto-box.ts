@@ -1,0 +1,55 @@
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+
+/**
+ * S7: secrets at rest (signing keys, TOTP secrets, connector credentials, webhook secrets) are
+ * AES-256-GCM under a master key. The stored form names the master key's id so the key can rotate:
+ * `v<keyId>.<iv>.<tag>.<ciphertext>`, parts base64url.
+ */
+export class CryptoBox {
+  constructor(
+    private readonly keys: ReadonlyMap<string, Buffer>,
+    private readonly currentKeyId: string,
+  ) {
+    if (!keys.has(currentKeyId)) throw new Error(`master key ${currentKeyId} is not configured`);
+  }
+
+  encrypt(plaintext: string | Buffer, associatedData?: string): string {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', this.keys.get(this.currentKeyId)!, iv);
+    if (associatedData) cipher.setAAD(Buffer.from(associatedData));
+    const ciphertext = Buffer.concat([cipher.update(plaintext), cipher.final()]);
+    return ['v' + this.currentKeyId, iv, cipher.getAuthTag(), ciphertext]
+      .map((p) => (typeof p === 'string' ? p : p.toString('base64url')))
+      .join('.');
+  }
+
+  decrypt(sealed: string, associatedData?: string): Buffer {
+    const parts = sealed.split('.');
+    if (parts.length !== 4 || !parts[0].startsWith('v')) throw new Error('not a sealed value');
+    const key = this.keys.get(parts[0].slice(1));
+    if (!key) throw new Error(`master key ${parts[0].slice(1)} is not configured`);
+    const [iv, tag, ciphertext] = parts.slice(1).map((p) => Buffer.from(p, 'base64url'));
+    const decipher = createDecipheriv('aes-256-gcm', key, iv);
+    if (associatedData) decipher.setAAD(Buffer.from(associatedData));
+    decipher.setAuthTag(tag);
+    return Buffer.concat([decipher.update(ciphertext), decipher.final()]);
+  }
+
+  decryptString(sealed: string, associatedData?: string): string {
+    return this.decrypt(sealed, associatedData).toString('utf8');
+  }
+
+  /** The id of the master key a sealed value was made with (rotation finds the stale ones). */
+  static keyIdOf(sealed: string): string {
+    return sealed.slice(1, sealed.indexOf('.'));
+  }
+
+  needsRotation(sealed: string): boolean {
+    return CryptoBox.keyIdOf(sealed) !== this.currentKeyId;
+  }
+
+  /** Re-encrypts under the current master key. */
+  reseal(sealed: string, associatedData?: string): string {
+    return this.encrypt(this.decrypt(sealed, associatedData), associatedData);
+  }
+}

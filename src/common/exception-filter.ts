@@ -1,0 +1,102 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
+import type { Response } from 'express';
+import { AppError, errorBody, type ErrorDetail } from './errors.js';
+
+const STATUS_CODES: Record<number, string> = {
+  400: 'VALIDATION_ERROR',
+  401: 'UNAUTHORIZED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  405: 'VALIDATION_ERROR',
+  409: 'CONFLICT',
+  413: 'PAYLOAD_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  429: 'RATE_LIMITED',
+};
+
+interface BodyParserError {
+  type?: string;
+  status?: number;
+  expose?: boolean;
+}
+
+interface SdfLikeError {
+  code: string;
+  message: string;
+  details?: ErrorDetail[];
+}
+
+/**
+ * S5: every error leaves the service as `{error: {code, message, details}}`; unknown failures are
+ * a bare 500 INTERNAL_ERROR with the cause logged, never sent.
+ */
+@Catch()
+export class AllExceptionsFilter implements ExceptionFilter {
+  private readonly logger = new Logger('ExceptionFilter');
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const res = host.switchToHttp().getResponse<Response>();
+    const { status, body, headers } = this.describe(exception);
+    if (status >= 500) this.logger.error('request failed', exception instanceof Error ? exception : undefined);
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+    res.status(status).json(body);
+  }
+
+  describe(exception: unknown): { status: number; body: object; headers: Record<string, string> } {
+    if (exception instanceof AppError) {
+      return {
+        status: exception.status,
+        body: errorBody(exception.code, exception.message, exception.details),
+        headers: exception.headers,
+      };
+    }
+    if (isSdfError(exception)) {
+      // F3: a format failure of an uploaded file is 422 with the SDF code and its details.
+      return {
+        status: HttpStatus.UNPROCESSABLE_ENTITY,
+        body: errorBody(exception.code, exception.message, exception.details ?? []),
+        headers: {},
+      };
+    }
+    if (exception instanceof HttpException) {
+      const status = exception.getStatus();
+      const code = STATUS_CODES[status] ?? (status >= 500 ? 'INTERNAL_ERROR' : 'VALIDATION_ERROR');
+      const message = status >= 500 ? 'Internal server error' : httpMessage(exception);
+      return { status, body: errorBody(code, message), headers: {} };
+    }
+    const parser = exception as BodyParserError;
+    if (parser && typeof parser === 'object' && typeof parser.type === 'string' && parser.expose) {
+      // body-parser errors: malformed JSON (400), oversized body (413), bad charset (415).
+      if (parser.type === 'entity.too.large') {
+        return { status: 413, body: errorBody('PAYLOAD_TOO_LARGE', 'Request body is too large'), headers: {} };
+      }
+      if (parser.type === 'entity.parse.failed') {
+        return { status: 400, body: errorBody('VALIDATION_ERROR', 'Request body is not valid JSON'), headers: {} };
+      }
+      const status = parser.status && parser.status < 500 ? parser.status : 400;
+      return {
+        status,
+        body: errorBody(STATUS_CODES[status] ?? 'VALIDATION_ERROR', 'Request body could not be read'),
+        headers: {},
+      };
+    }
+    return { status: 500, body: errorBody('INTERNAL_ERROR', 'Internal server error'), headers: {} };
+  }
+}
+
+function isSdfError(e: unknown): e is SdfLikeError {
+  const code = e instanceof Error ? (e as { code?: unknown }).code : undefined;
+  return typeof code === 'string' && code.startsWith('SDF_ERROR_');
+}
+
+function httpMessage(exception: HttpException): string {
+  const response = exception.getResponse();
+  if (typeof response === 'string') return response;
+  const message = (response as { message?: unknown }).message;
+  if (typeof message === 'string') return message;
+  return exception.message;
+}

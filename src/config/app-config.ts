@@ -1,0 +1,55 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseEnv, type Env } from './env.js';
+import { resolveSecrets, type Secrets } from './secrets.js';
+
+/** The project root: the nearest folder above this module with a package.json (works from src/ and dist/src/). */
+export const projectRoot: string = (() => {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, 'package.json'))) {
+    const parent = dirname(dir);
+    if (parent === dir) throw new Error('package.json not found above ' + fileURLToPath(import.meta.url));
+    dir = parent;
+  }
+  return dir;
+})();
+
+let cachedVersion: string | undefined;
+export function readPackageVersion(): string {
+  cachedVersion ??= (JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as { version: string })
+    .version;
+  return cachedVersion;
+}
+
+/** Typed, validated configuration; built once at boot and provided to every module. */
+export class AppConfig {
+  readonly version = readPackageVersion();
+
+  constructor(
+    readonly env: Env,
+    readonly secrets: Secrets,
+  ) {}
+
+  static fromEnv(source: NodeJS.ProcessEnv = process.env): AppConfig {
+    const env = parseEnv(source);
+    return new AppConfig(env, resolveSecrets(env));
+  }
+
+  get isManaged(): boolean {
+    return this.env.DEPLOYMENT_MODE === 'managed';
+  }
+
+  /** S6: tenant access tokens live 8 h self-hosted and 15 min on the managed deployment. */
+  get tenantTokenTtlSeconds(): number {
+    return this.isManaged ? 15 * 60 : 8 * 60 * 60;
+  }
+
+  get runsApi(): boolean {
+    return this.env.PROCESS_ROLE !== 'worker';
+  }
+
+  get runsWorkers(): boolean {
+    return this.env.PROCESS_ROLE !== 'api';
+  }
+}

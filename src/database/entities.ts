@@ -1,0 +1,6 @@
+import { AuditLogEntry } from '../audit/entities/audit-log.entity.js';
+import { ApiKey } from '../auth/entities/api-key.entity.js';
+import { Tenant } from '../tenants/entities/tenant.entity.js';
+
+/** Every entity, listed explicitly (ES modules and vitest rule out glob loading). */
+export const entities = [Tenant, ApiKey, AuditLogEntry];

@@ -1,0 +1,27 @@
+import { BullModule } from '@nestjs/bullmq';
+import { Global, Module } from '@nestjs/common';
+import type { ConnectionOptions } from 'bullmq';
+import { AppConfig } from '../config/app-config.js';
+import { redisOptions } from '../redis/redis.module.js';
+import { ALL_QUEUES, DEFAULT_JOB_OPTIONS } from './queues.js';
+
+/**
+ * Queue wiring in one place: the connection, the key prefix and the job defaults. Processors live in
+ * their feature modules (`jobs/`) and are registered only when the process role runs workers.
+ */
+@Global()
+@Module({
+  imports: [
+    BullModule.forRootAsync({
+      inject: [AppConfig],
+      useFactory: (config: AppConfig) => ({
+        connection: redisOptions(config.env.REDIS_URL) as ConnectionOptions,
+        prefix: config.env.REDIS_PREFIX,
+        defaultJobOptions: DEFAULT_JOB_OPTIONS,
+      }),
+    }),
+    BullModule.registerQueue(...ALL_QUEUES.map((name) => ({ name }))),
+  ],
+  exports: [BullModule],
+})
+export class QueueModule {}

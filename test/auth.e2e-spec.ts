@@ -1,0 +1,160 @@
+import jwt from 'jsonwebtoken';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startApp, type TestApp } from './helpers/app.js';
+import { createTenant, type TenantFixture } from './helpers/tenants.js';
+
+function expectErrorBody(body: unknown, code: string) {
+  expect(body).toEqual({ error: { code, message: expect.any(String), details: expect.any(Array) } });
+}
+
+describe('authentication (SDF-SPEC Authentication, S6)', () => {
+  let t: TestApp;
+  let tenant: TenantFixture;
+
+  beforeAll(async () => {
+    t = await startApp();
+    tenant = await createTenant(t);
+  });
+  afterAll(() => t.close());
+
+  it('serves a tenant request with a valid API key and with a valid tenant JWT', async () => {
+    const byKey = await t.http().get('/tenant').set('X-API-Key', tenant.apiKey).expect(200);
+    expect(byKey.body.tenant.id).toBe(tenant.id);
+    expect(byKey.body.credential).toEqual({ kind: 'api_key', actor: `api_key:${tenant.keyPrefix}` });
+    const byJwt = await t
+      .http()
+      .get('/tenant')
+      .set('Authorization', `Bearer ${t.tenantToken(tenant.id, 'user-42')}`)
+      .expect(200);
+    expect(byJwt.body.credential).toEqual({ kind: 'tenant_jwt', actor: 'user-42' });
+  });
+
+  const unauthorized: [
+    string,
+    (t: TestApp, tenant: TenantFixture) => Record<string, string> | Promise<Record<string, string>>,
+  ][] = [
+    ['no credentials', () => ({})],
+    ['a wrong key of the right shape', () => ({ 'X-API-Key': 'sdf_k' + 'A'.repeat(43) })],
+    [
+      'a key with a known prefix but wrong secret part',
+      (_t, f) => ({ 'X-API-Key': f.apiKey.slice(0, 8) + 'B'.repeat(40) }),
+    ],
+    ['a malformed key', () => ({ 'X-API-Key': 'not-a-key' })],
+    ['a malformed Authorization header', () => ({ Authorization: 'Basic abc' })],
+    [
+      'a JWT with a bad signature',
+      (_t, f) => ({
+        Authorization: `Bearer ${jwt.sign({ tenant_id: f.id }, 'x'.repeat(40), { subject: 'u', expiresIn: 60 })}`,
+      }),
+    ],
+    ['an expired JWT', (t, f) => ({ Authorization: `Bearer ${t.tenantToken(f.id, 'u', -30)}` })],
+    [
+      'a JWT whose tenant does not exist',
+      (t) => ({ Authorization: `Bearer ${t.tenantToken('00000000-0000-4000-8000-000000000000')}` }),
+    ],
+    ['a JWT whose tenant_id is not a UUID', (t) => ({ Authorization: `Bearer ${t.tenantToken('nope')}` })],
+    [
+      'a JWT signed with alg none',
+      (_t, f) => ({ Authorization: `Bearer ${jwt.sign({ tenant_id: f.id, sub: 'u' }, '', { algorithm: 'none' })}` }),
+    ],
+    ['an admin JWT on a tenant path', (t) => ({ Authorization: `Bearer ${t.adminToken()}` })],
+  ];
+
+  it.each(unauthorized)('answers 401 with the error body for %s', async (_name, headers) => {
+    const res = await t
+      .http()
+      .get('/tenant')
+      .set(await headers(t, tenant))
+      .expect(401);
+    expectErrorBody(res.body, 'UNAUTHORIZED');
+  });
+
+  it('rejects an expired API key', async () => {
+    const fresh = await createTenant(t);
+    await t.ds.query(`UPDATE api_keys SET expires_at = now() - interval '1 second' WHERE id = $1`, [fresh.keyId]);
+    const res = await t.http().get('/tenant').set('X-API-Key', fresh.apiKey).expect(401);
+    expectErrorBody(res.body, 'UNAUTHORIZED');
+  });
+
+  it('rejects a revoked key on its very next use', async () => {
+    const fresh = await createTenant(t);
+    await t.http().get('/tenant').set('X-API-Key', fresh.apiKey).expect(200);
+    await t.http().delete(`/admin/keys/${fresh.keyId}`).set('Authorization', `Bearer ${t.adminToken()}`).expect(204);
+    const res = await t.http().get('/tenant').set('X-API-Key', fresh.apiKey).expect(401);
+    expectErrorBody(res.body, 'UNAUTHORIZED');
+  });
+
+  it('lets the API key decide when both headers are present', async () => {
+    const badBearer = 'Bearer not.a.jwt';
+    await t.http().get('/tenant').set('X-API-Key', tenant.apiKey).set('Authorization', badBearer).expect(200);
+    const other = await createTenant(t);
+    const res = await t
+      .http()
+      .get('/tenant')
+      .set('X-API-Key', tenant.apiKey)
+      .set('Authorization', `Bearer ${t.tenantToken(other.id)}`)
+      .expect(200);
+    expect(res.body.tenant.id).toBe(tenant.id);
+    await t
+      .http()
+      .get('/tenant')
+      .set('X-API-Key', 'sdf_k' + 'Z'.repeat(43))
+      .set('Authorization', `Bearer ${t.tenantToken(tenant.id)}`)
+      .expect(401);
+  });
+
+  describe('admin paths', () => {
+    it('accept an admin JWT', async () => {
+      const res = await t
+        .http()
+        .get(`/admin/tenants/${tenant.id}`)
+        .set('Authorization', `Bearer ${t.adminToken()}`)
+        .expect(200);
+      expect(res.body.slug).toBe(tenant.slug);
+    });
+
+    it('answer 403 to a tenant JWT and to an API key', async () => {
+      const byJwt = await t
+        .http()
+        .get(`/admin/tenants/${tenant.id}`)
+        .set('Authorization', `Bearer ${t.tenantToken(tenant.id)}`)
+        .expect(403);
+      expectErrorBody(byJwt.body, 'FORBIDDEN');
+      const byKey = await t.http().get(`/admin/tenants/${tenant.id}`).set('X-API-Key', tenant.apiKey).expect(403);
+      expectErrorBody(byKey.body, 'FORBIDDEN');
+    });
+
+    it('answer 401 to no token, a forged token and an expired admin token', async () => {
+      await t.http().get(`/admin/tenants/${tenant.id}`).expect(401);
+      const forged = jwt.sign({ role: 'admin' }, 'y'.repeat(40), { subject: 'mallory', expiresIn: 60 });
+      await t.http().get(`/admin/tenants/${tenant.id}`).set('Authorization', `Bearer ${forged}`).expect(401);
+      const expired = jwt.sign({ role: 'admin' }, t.config.secrets.adminJwtSecret, { subject: 'op', expiresIn: -5 });
+      await t.http().get(`/admin/tenants/${tenant.id}`).set('Authorization', `Bearer ${expired}`).expect(401);
+    });
+
+    it('do not accept a tenant-shaped token signed with the admin secret as admin', async () => {
+      const token = jwt.sign({ tenant_id: tenant.id }, t.config.secrets.adminJwtSecret, {
+        subject: 'x',
+        expiresIn: 60,
+      });
+      await t.http().get(`/admin/tenants/${tenant.id}`).set('Authorization', `Bearer ${token}`).expect(401);
+    });
+  });
+
+  it('never stores a raw API key in any table', async () => {
+    const fresh = await createTenant(t);
+    const tables: { table_name: string }[] = await t.ds.query(
+      `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'`,
+    );
+    expect(tables.map((r) => r.table_name)).toEqual(expect.arrayContaining(['api_keys', 'audit_log', 'tenants']));
+    for (const { table_name } of tables) {
+      const rows: unknown[] = await t.ds.query(`SELECT * FROM "${table_name}"`);
+      const dump = JSON.stringify(rows);
+      expect(dump, table_name).not.toContain(fresh.apiKey);
+      expect(dump, table_name).not.toContain(fresh.apiKey.slice(8));
+    }
+    const [row] = await t.ds.query(`SELECT key_prefix, key_hash, key_salt FROM api_keys WHERE id = $1`, [fresh.keyId]);
+    expect(row.key_prefix).toBe(fresh.apiKey.slice(0, 8));
+    expect(row.key_hash).toMatch(/^[0-9a-f]{64}$/);
+  });
+});
