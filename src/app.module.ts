@@ -10,6 +10,7 @@ import { createValidationPipe } from './common/validation.js';
 import { ConfigModule } from './config/config.module.js';
 import { AppConfig } from './config/app-config.js';
 import { dataSourceOptions } from './database/data-source.js';
+import { EventsModule } from './events/events.module.js';
 import { HealthModule } from './health/health.module.js';
 import { QueueModule } from './queue/queue.module.js';
 import { RateLimitGuard } from './rate-limit/rate-limit.guard.js';
@@ -29,6 +30,7 @@ export class AppModule {
         RedisModule,
         QueueModule,
         AuditModule,
+        EventsModule,
         TenantsModule,
         AuthModule,
         RateLimitModule,

@@ -1,6 +1,7 @@
 import { AuditLogEntry } from '../audit/entities/audit-log.entity.js';
 import { ApiKey } from '../auth/entities/api-key.entity.js';
+import { OutboxEvent } from '../events/entities/outbox-event.entity.js';
 import { Tenant } from '../tenants/entities/tenant.entity.js';
 
 /** Every entity, listed explicitly (ES modules and vitest rule out glob loading). */
-export const entities = [Tenant, ApiKey, AuditLogEntry];
+export const entities = [Tenant, ApiKey, AuditLogEntry, OutboxEvent];

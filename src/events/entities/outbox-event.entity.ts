@@ -1,0 +1,24 @@
+import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+import type { EventName, EventPayload } from '../events.js';
+
+@Entity({ name: 'outbox_events' })
+export class OutboxEvent {
+  @PrimaryGeneratedColumn('uuid')
+  id: string;
+
+  @Index()
+  @Column({ type: 'uuid' })
+  tenant_id: string;
+
+  @Column({ type: 'text' })
+  event: EventName;
+
+  @Column({ type: 'jsonb' })
+  payload: EventPayload;
+
+  @CreateDateColumn({ type: 'timestamptz' })
+  created_at: Date;
+
+  @Column({ type: 'timestamptz', nullable: true })
+  dispatched_at: Date | null;
+}
