@@ -1,6 +1,7 @@
 import { userInfo } from 'node:os';
 import type { Command } from 'commander';
 import type { AppConfig } from '../config/app-config.js';
+import { CliUsageError } from './format-commands.js';
 
 /** The operator's way in (S6): mint admin tokens and bootstrap tenants and keys from the command line. */
 
@@ -127,7 +128,7 @@ export function registerAdminCommands(program: Command): void {
 
 function parsePositive(value: string, flag: string): number {
   const n = Number(value);
-  if (!Number.isInteger(n) || n <= 0) throw new UsageError(`${flag} must be a positive integer`);
+  if (!Number.isInteger(n) || n <= 0) throw new CliUsageError(`${flag} must be a positive integer`);
   return n;
 }
 
@@ -142,11 +143,6 @@ async function validateDto(kind: 'tenant' | 'key', input: object): Promise<void>
   const cls = kind === 'tenant' ? CreateTenantDto : CreateApiKeyDto;
   const errors = await validate(plainToInstance(cls as new () => object, input), { whitelist: true });
   if (errors.length) {
-    throw new UsageError(errors.flatMap((e) => Object.values(e.constraints ?? {})).join('; '));
+    throw new CliUsageError(errors.flatMap((e) => Object.values(e.constraints ?? {})).join('; '));
   }
-}
-
-/** A mistake in the command line: exit code 2. */
-export class UsageError extends Error {
-  readonly exitCode = 2;
 }
