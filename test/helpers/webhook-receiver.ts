@@ -1,6 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import http, { type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { EventPayload } from '../../src/events/events.js';
 
 export interface ReceivedDelivery {
   headers: IncomingHttpHeaders;
@@ -8,8 +9,8 @@ export interface ReceivedDelivery {
   raw: Buffer;
   /** `Date.now()` when the request was complete. */
   at: number;
-  /** Parsed `raw`, for reading fields after verification. */
-  json: Record<string, any>;
+  /** Parsed `raw` (an S10 payload when the sender is right), for reading fields after verification. */
+  json: EventPayload;
 }
 
 /** What to do with the n-th request (0-based): answer with a status, or never answer at all. */
@@ -76,9 +77,9 @@ export class WebhookReceiver {
     req.on('end', () => {
       const raw = Buffer.concat(chunks);
       const n = this.received.length;
-      let json: Record<string, any> = {};
+      let json = {} as EventPayload;
       try {
-        json = JSON.parse(raw.toString('utf8')) as Record<string, any>;
+        json = JSON.parse(raw.toString('utf8')) as EventPayload;
       } catch {
         // Recorded as is; the test's assertions on the body will say what was wrong.
       }
