@@ -20,9 +20,23 @@ export class Webhooks1764000003000 implements MigrationInterface {
         created_at timestamptz NOT NULL DEFAULT now()
       )`);
     await q.query(`CREATE INDEX webhooks_tenant_id_idx ON webhooks (tenant_id, created_at)`);
+    // Wakes the outbox dispatchers as soon as an event commits (NOTIFY is delivered at commit, to every
+    // listening process); polling remains the safety net.
+    await q.query(`
+      CREATE FUNCTION outbox_events_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        PERFORM pg_notify('outbox_events', '');
+        RETURN NULL;
+      END
+      $$`);
+    await q.query(`
+      CREATE TRIGGER outbox_events_notify AFTER INSERT ON outbox_events
+      FOR EACH STATEMENT EXECUTE FUNCTION outbox_events_notify()`);
   }
 
   async down(q: QueryRunner): Promise<void> {
+    await q.query(`DROP TRIGGER outbox_events_notify ON outbox_events`);
+    await q.query(`DROP FUNCTION outbox_events_notify()`);
     await q.query(`DROP TABLE webhooks`);
   }
 }

@@ -218,3 +218,25 @@ describe('webhook delivery (SDF-SPEC Events, S9, S10)', () => {
     await t.http().get('/admin/queues/webhook-delivery/failed').set('X-API-Key', tenant.apiKey).expect(403);
   });
 });
+
+describe('outbox hand-over without waiting for the poll', () => {
+  let t: TestApp;
+  let r: WebhookReceiver;
+  beforeAll(async () => {
+    // A poll interval far longer than the test: only the commit notification can start the pass.
+    t = await startApp({ env: { WEBHOOK_DISPATCH_INTERVAL_MS: '600000' } });
+    r = await WebhookReceiver.start(() => 200);
+  });
+  afterAll(async () => {
+    await r.close();
+    await t.close();
+  });
+
+  it('dispatches an event as soon as its transaction commits', async () => {
+    const tenant = await createTenant(t);
+    await registerWebhook(t, tenant.apiKey, { url: r.url(), secret: SECRET, events: ['document.uploaded'] });
+    const event = await recordDocumentEvent(t, tenant.id, 'document.uploaded');
+    const [delivered] = await r.waitFor(1, 10_000);
+    expect(delivered.json.id).toBe(event.id);
+  });
+});

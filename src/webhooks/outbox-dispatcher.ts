@@ -2,6 +2,7 @@ import { InjectQueue } from '@nestjs/bullmq';
 import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Queue } from 'bullmq';
+import pg from 'pg';
 import type { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
 import type { EventName, EventPayload } from '../events/events.js';
@@ -10,6 +11,9 @@ import { deliveryJobId, type WebhookDeliveryJobData } from './jobs/delivery-job.
 import { WebhooksService } from './webhooks.service.js';
 
 const BATCH_SIZE = 100;
+/** The channel the outbox trigger notifies on each committed insert (see the webhooks migration). */
+const OUTBOX_CHANNEL = 'outbox_events';
+const RELISTEN_DELAY_MS = 2000;
 /** An enqueue that hangs (Redis away) is abandoned after this; the rows stay undispatched. */
 const ENQUEUE_TIMEOUT_MS = 15_000;
 
@@ -33,6 +37,9 @@ export class OutboxDispatcher implements OnApplicationBootstrap, OnApplicationSh
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private stopped = false;
+  /** A nudge arrived during a pass: run another right after it. */
+  private again = false;
+  private listener: pg.Client | undefined;
 
   constructor(
     @InjectDataSource() private readonly ds: DataSource,
@@ -43,12 +50,51 @@ export class OutboxDispatcher implements OnApplicationBootstrap, OnApplicationSh
 
   onApplicationBootstrap(): void {
     this.schedule(0);
+    void this.listen();
   }
 
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
+    await this.listener?.end().catch(() => undefined);
     await this.running;
+  }
+
+  /** A pass now rather than at the next tick; passes never overlap. */
+  nudge(): void {
+    if (this.stopped) return;
+    if (this.running) this.again = true;
+    else this.schedule(0);
+  }
+
+  /**
+   * LISTEN on a dedicated connection so an event is handed over right after its transaction commits.
+   * Losing the connection only costs latency (the poll loop carries on); it is re-established.
+   */
+  private async listen(): Promise<void> {
+    if (this.stopped) return;
+    const client = new pg.Client({ connectionString: this.config.env.DATABASE_URL });
+    this.listener = client;
+    let retried = false;
+    const relisten = (err?: Error) => {
+      if (retried || this.stopped) return;
+      retried = true;
+      if (err) this.logger.warn({ msg: 'outbox listener lost; polling meanwhile', error: err.message });
+      client.removeAllListeners('notification');
+      void client.end().catch(() => undefined);
+      setTimeout(() => void this.listen(), RELISTEN_DELAY_MS).unref();
+    };
+    client.on('notification', () => this.nudge());
+    client.on('error', relisten);
+    client.on('end', () => relisten());
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${OUTBOX_CHANNEL}`);
+      // Events committed while we were not listening are picked up by this pass.
+      this.nudge();
+    } catch (err) {
+      relisten(err as Error);
+    }
   }
 
   /** Dispatches until the outbox is drained; returns how many events were handed over. */
@@ -117,7 +163,9 @@ export class OutboxDispatcher implements OnApplicationBootstrap, OnApplicationSh
         )
         .finally(() => {
           this.running = undefined;
-          this.schedule(this.config.env.WEBHOOK_DISPATCH_INTERVAL_MS);
+          const now = this.again;
+          this.again = false;
+          this.schedule(now ? 0 : this.config.env.WEBHOOK_DISPATCH_INTERVAL_MS);
         });
     }, delayMs);
   }
