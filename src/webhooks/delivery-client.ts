@@ -34,7 +34,7 @@ export type DeliveryOutcome = { ok: true; status: number } | { ok: false; status
  * a lookup that refuses blocked addresses, so the address checked is the one connected to.
  * Network and guard failures reject; HTTP answers resolve.
  */
-export function deliver(req: DeliveryRequest, options: DeliveryOptions): Promise<DeliveryOutcome> {
+export async function deliver(req: DeliveryRequest, options: DeliveryOptions): Promise<DeliveryOutcome> {
   const url = new URL(req.url);
   const host = bareHostname(url);
   // A literal address never goes through `lookup` (net.connect skips it), so it is judged here.
