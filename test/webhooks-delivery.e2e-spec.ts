@@ -94,6 +94,20 @@ describe('webhook delivery (SDF-SPEC Events, S9, S10)', () => {
     expect(ofB.received.every((d) => d.json.tenant_id === b.id)).toBe(true);
   });
 
+  it('delivers nothing to an inactive webhook', async () => {
+    const tenant = await createTenant(t);
+    const r = await receiver();
+    const webhookId = await registerWebhook(t, tenant.apiKey, {
+      url: r.url(),
+      secret: SECRET,
+      events: [...EVENT_NAMES],
+    });
+    await t.ds.query(`UPDATE webhooks SET is_active = false WHERE id = $1`, [webhookId]);
+    await recordDocumentEvent(t, tenant.id, 'document.uploaded');
+    await settled();
+    expect(r.received).toHaveLength(0);
+  });
+
   it('retries a 500 exactly 4 times on the base, 2x, 4x schedule, dead-letters it, audits once; an admin retry delivers once', async () => {
     const tenant = await createTenant(t);
     const r = await receiver(() => 500);
