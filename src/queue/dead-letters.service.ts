@@ -63,7 +63,9 @@ export class DeadLettersService {
     if (!job || (await job.getState()) !== 'failed') throw AppError.notFound('Failed job');
     await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
     const data = summarizeJobData(job.data);
-    const tenantId = typeof data.tenant_id === 'string' && isUuid(data.tenant_id) ? data.tenant_id : null;
+    // Job data names the tenant `tenant_id` (webhooks) or `tenantId`; the entry is the tenant's when it does.
+    const named = data.tenant_id ?? data.tenantId;
+    const tenantId = typeof named === 'string' && isUuid(named) ? named : null;
     await this.audit.record(this.ds.manager, {
       tenantId,
       action: 'queue.job_retry',
