@@ -10,12 +10,14 @@ import { createValidationPipe } from './common/validation.js';
 import { ConfigModule } from './config/config.module.js';
 import { AppConfig } from './config/app-config.js';
 import { dataSourceOptions } from './database/data-source.js';
+import { DocumentsModule } from './documents/documents.module.js';
 import { EventsModule } from './events/events.module.js';
 import { HealthModule } from './health/health.module.js';
 import { QueueModule } from './queue/queue.module.js';
 import { RateLimitGuard } from './rate-limit/rate-limit.guard.js';
 import { RateLimitModule } from './rate-limit/rate-limit.module.js';
 import { RedisModule } from './redis/redis.module.js';
+import { StorageModule } from './storage/storage.module.js';
 import { TenantsModule } from './tenants/tenants.module.js';
 
 /** Imports the feature modules and registers the global guard chain, filter and pipe; nothing else. */
@@ -36,6 +38,8 @@ export class AppModule {
         RateLimitModule,
         HealthModule,
         AdminModule,
+        StorageModule,
+        DocumentsModule.register(config),
       ],
       providers: [
         // Order matters: authentication first, then the per-tenant rate limit (S12 "after authentication").

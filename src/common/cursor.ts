@@ -19,7 +19,9 @@ export function encodeCursor(position: KeysetPosition): string {
 /** Strict: anything but a cursor this service made is 400 (S4), never a silently different page. */
 export function decodeCursor(cursor: string, param = 'cursor'): KeysetPosition {
   const invalid = () =>
-    AppError.badRequest('Malformed cursor', [{ path: `/${param}`, message: 'must be a next_cursor value from a previous page' }]);
+    AppError.badRequest('Malformed cursor', [
+      { path: `/${param}`, message: 'must be a next_cursor value from a previous page' },
+    ]);
   if (cursor.length === 0 || cursor.length > MAX_CURSOR_LENGTH || !BASE64URL.test(cursor)) throw invalid();
   let value: unknown;
   try {

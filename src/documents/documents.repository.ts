@@ -124,7 +124,10 @@ export class DocumentsRepository {
   }
 
   /** S9, sweeper only (spans tenants on purpose): documents pending for longer than `olderThanMs`. */
-  async findStalePendingAcrossTenants(olderThanMs: number, limit: number): Promise<{ id: string; tenant_id: string }[]> {
+  async findStalePendingAcrossTenants(
+    olderThanMs: number,
+    limit: number,
+  ): Promise<{ id: string; tenant_id: string }[]> {
     return (await this.ds.query(
       `SELECT id, tenant_id FROM documents
         WHERE status = 'pending' AND created_at < now() - ($1::double precision * interval '1 millisecond')

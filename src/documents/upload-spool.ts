@@ -90,7 +90,9 @@ export async function spoolUpload(req: Request, options: SpoolOptions): Promise<
           discard,
         }));
         // A refusal is answered at once, without waiting for the rest of the body.
-        writing.catch((err: unknown) => fail(err instanceof StorageLimitError ? payloadTooLarge(options.maxBytes) : err));
+        writing.catch((err: unknown) =>
+          fail(err instanceof StorageLimitError ? payloadTooLarge(options.maxBytes) : err),
+        );
       });
       parser.on('close', () => {
         if (!writing) {
