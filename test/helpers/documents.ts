@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type { Response } from 'supertest';
 import { expect } from 'vitest';
 import type { TestApp } from './app.js';
@@ -25,11 +26,8 @@ export async function waitForFinal(t: TestApp, apiKey: string, id: string, timeo
   }
 }
 
-/** Binary response bodies as Buffers with supertest. */
-export function binary(
-  res: NodeJS.ReadableStream & { setEncoding(e: string): void; on: Function },
-  cb: (err: Error | null, body: Buffer) => void,
-) {
+/** Binary response bodies as Buffers with supertest (`.buffer(true).parse(binary)`). */
+export function binary(res: IncomingMessage, cb: (err: Error | null, body: Buffer) => void): void {
   const chunks: Buffer[] = [];
   res.on('data', (c: Buffer) => chunks.push(c));
   res.on('end', () => cb(null, Buffer.concat(chunks)));
