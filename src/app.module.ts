@@ -10,6 +10,7 @@ import { createValidationPipe } from './common/validation.js';
 import { ConfigModule } from './config/config.module.js';
 import { AppConfig } from './config/app-config.js';
 import { dataSourceOptions } from './database/data-source.js';
+import { DocumentsModule } from './documents/documents.module.js';
 import { EventsModule } from './events/events.module.js';
 import { HealthModule } from './health/health.module.js';
 import { DeadLettersModule } from './queue/dead-letters.module.js';
@@ -17,6 +18,7 @@ import { QueueModule } from './queue/queue.module.js';
 import { RateLimitGuard } from './rate-limit/rate-limit.guard.js';
 import { RateLimitModule } from './rate-limit/rate-limit.module.js';
 import { RedisModule } from './redis/redis.module.js';
+import { StorageModule } from './storage/storage.module.js';
 import { TenantsModule } from './tenants/tenants.module.js';
 import { WebhooksModule } from './webhooks/webhooks.module.js';
 
@@ -38,6 +40,8 @@ export class AppModule {
         RateLimitModule,
         HealthModule,
         AdminModule,
+        StorageModule,
+        DocumentsModule.register(config),
         DeadLettersModule,
         WebhooksModule.register(config),
       ],

@@ -70,6 +70,20 @@ export const envSchema = z.object({
   S3_SECRET_ACCESS_KEY: z.string().optional(),
   S3_FORCE_PATH_STYLE: bool.default(true),
 
+  // Upload bodies are spooled here (never held in memory) before the partial read of meta.json (S2).
+  UPLOAD_TMP_DIR: z.string().optional(),
+
+  // The validation pool (F6 safety budget) and the validate-sdf workers (S9).
+  VALIDATION_POOL_THREADS: positiveInt.optional(),
+  VALIDATION_TIMEOUT_MS: positiveInt.default(10_000),
+  VALIDATION_MAX_MEMORY_MB: positiveInt.default(512),
+  VALIDATE_SDF_CONCURRENCY: positiveInt.default(4),
+  WORKER_LOCK_DURATION_MS: positiveInt.default(30_000),
+  WORKER_STALLED_INTERVAL_MS: positiveInt.default(30_000),
+  // S9: documents still pending this long after upload are enqueued again (a lost enqueue).
+  PENDING_SWEEP_INTERVAL_MS: positiveInt.default(60_000),
+  PENDING_SWEEP_AGE_MS: positiveInt.default(120_000),
+
   // Webhooks (S9, S10). Unset WEBHOOK_ALLOW_PRIVATE_TARGETS follows the deployment: allowed self-hosted, refused managed.
   WEBHOOK_ALLOW_PRIVATE_TARGETS: bool.optional(),
   WEBHOOK_TIMEOUT_MS: positiveInt.default(10_000),

@@ -1,0 +1,36 @@
+import { Global, Module, type DynamicModule } from '@nestjs/common';
+import type { AppConfig } from '../config/app-config.js';
+import { workerProviders } from '../queue/worker-role.js';
+import { DocumentsController } from './documents.controller.js';
+import { DocumentsRepository } from './documents.repository.js';
+import { DocumentsService } from './documents.service.js';
+import { PendingSweeper } from './jobs/pending-sweeper.js';
+import { configureValidateWorker, ValidateSdfProcessor } from './jobs/validate-sdf.processor.js';
+import { UploadHandler } from './upload.handler.js';
+import { ValidationExtensions } from './validation-extensions.js';
+import { ValidationPoolService } from './validation-pool.service.js';
+
+/**
+ * The document lifecycle. Global so later features (signing, schema registry) can reach the
+ * repository and register with `ValidationExtensions`.
+ */
+@Global()
+@Module({})
+export class DocumentsModule {
+  static register(config: AppConfig): DynamicModule {
+    if (config.runsWorkers) configureValidateWorker(config);
+    return {
+      module: DocumentsModule,
+      controllers: [DocumentsController],
+      providers: [
+        DocumentsRepository,
+        DocumentsService,
+        UploadHandler,
+        ValidationExtensions,
+        ValidationPoolService,
+        ...workerProviders(config, [ValidateSdfProcessor, PendingSweeper]),
+      ],
+      exports: [DocumentsRepository, DocumentsService, ValidationExtensions, ValidationPoolService],
+    };
+  }
+}

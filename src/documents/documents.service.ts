@@ -1,0 +1,211 @@
+import { randomUUID } from 'node:crypto';
+import { InjectQueue } from '@nestjs/bullmq';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { Queue } from 'bullmq';
+import type { Readable } from 'node:stream';
+import type { DataSource, EntityManager } from 'typeorm';
+import { AuditService } from '../audit/audit.service.js';
+import type { TenantAuth } from '../auth/auth-context.js';
+import { decodeCursor, encodeCursor } from '../common/cursor.js';
+import { AppError } from '../common/errors.js';
+import { AppConfig } from '../config/app-config.js';
+import { EventsService } from '../events/events.service.js';
+import type { EventData } from '../events/events.js';
+import { QueueName } from '../queue/queues.js';
+import { readMeta, SdfError } from '../sdf/index.js';
+import { readEntries } from '../sdf/zip/archive.js';
+import { STORAGE_DRIVER, documentKey, type StorageDriver } from '../storage/storage-driver.js';
+import { DocumentsRepository } from './documents.repository.js';
+import type { ListDocumentsQueryDto } from './dto/list-query.dto.js';
+import type { SdfDocument } from './entities/document.entity.js';
+import { enqueueValidation } from './jobs/validate-sdf.job.js';
+import type { SpooledFile } from './upload-spool.js';
+import { ValidationPoolService } from './validation-pool.service.js';
+
+/** Who acts, for audit entries (S11). */
+export interface Actor {
+  auth: TenantAuth;
+  ip: string | null;
+}
+
+const UNIQUE_VIOLATION = '23505';
+
+export function eventData(doc: SdfDocument, status: string = doc.status): EventData {
+  return {
+    id: doc.id,
+    document_id: doc.document_id,
+    document_type: doc.document_type,
+    status,
+    schema_id: doc.schema_id,
+  };
+}
+
+@Injectable()
+export class DocumentsService {
+  private readonly logger = new Logger('DocumentsService');
+
+  constructor(
+    @InjectDataSource() private readonly ds: DataSource,
+    @Inject(AppConfig) private readonly config: AppConfig,
+    @Inject(STORAGE_DRIVER) private readonly storage: StorageDriver,
+    @InjectQueue(QueueName.ValidateSdf) private readonly validateQueue: Queue,
+    private readonly documents: DocumentsRepository,
+    private readonly audit: AuditService,
+    private readonly events: EventsService,
+    private readonly pool: ValidationPoolService,
+  ) {}
+
+  /**
+   * S2: partial read of meta.json from the spooled file, store the file, then in one transaction the
+   * record (pending), its audit entry and the document.uploaded event; the validation job is enqueued
+   * after commit (S9). Returns the first record for a repeated Idempotency-Key.
+   */
+  async upload(
+    actor: Actor,
+    file: SpooledFile,
+    idempotencyKey: string | null,
+  ): Promise<{ doc: SdfDocument; replayed: boolean }> {
+    const tenantId = actor.auth.tenantId;
+    if (idempotencyKey) {
+      const first = await this.documents.findByIdempotencyKey(tenantId, idempotencyKey);
+      if (first) return { doc: first, replayed: true };
+    }
+    // SdfError (NOT_ZIP, INVALID_META, ...) becomes 422 in the exception filter; nothing is stored yet.
+    const meta = await readMeta(file.path, this.pool.limits);
+    const id = randomUUID();
+    const storageKey = documentKey(tenantId, id);
+    await this.storage.putFile(storageKey, file.path);
+
+    let doc: SdfDocument;
+    try {
+      doc = await this.ds.transaction(async (m) => {
+        const created = await this.documents.insert(m, {
+          id,
+          tenant_id: tenantId,
+          document_id: meta.document_id,
+          document_type: meta.document_type ?? null,
+          schema_id: typeof meta.schema_id === 'string' ? meta.schema_id : null,
+          sdf_version: meta.sdf_version,
+          file_size_bytes: file.size,
+          storage_key: storageKey,
+          idempotency_key: idempotencyKey,
+          meta: meta as unknown as Record<string, unknown>,
+        });
+        await this.record(m, actor, 'upload', created, {
+          document_type: created.document_type,
+          file_size_bytes: created.file_size_bytes,
+          document_id: created.document_id,
+        });
+        await this.events.record(m, tenantId, 'document.uploaded', eventData(created));
+        return created;
+      });
+    } catch (err) {
+      await this.storage.delete(storageKey).catch(() => undefined);
+      const code = (err as { driverError?: { code?: string }; code?: string }).driverError?.code;
+      if (idempotencyKey && code === UNIQUE_VIOLATION) {
+        // A concurrent retry with the same key won the race: answer with its record.
+        const first = await this.documents.findByIdempotencyKey(tenantId, idempotencyKey);
+        if (first) return { doc: first, replayed: true };
+      }
+      throw err;
+    }
+    await enqueueValidation(this.validateQueue, doc).catch((err: unknown) => {
+      // The record is committed; the pending sweeper enqueues it again (S9).
+      this.logger.warn({ msg: 'enqueue failed; the sweeper will retry', tenant_id: tenantId, id, err: String(err) });
+    });
+    return { doc, replayed: false };
+  }
+
+  async get(tenantId: string, id: string): Promise<SdfDocument> {
+    const doc = await this.documents.findForTenant(tenantId, id);
+    if (!doc) throw AppError.notFound('Document');
+    return doc;
+  }
+
+  /** S11: download is audited; the entry commits before the first byte leaves. */
+  async download(actor: Actor, id: string): Promise<{ doc: SdfDocument; stream: Readable }> {
+    const doc = await this.get(actor.auth.tenantId, id);
+    const stream = await this.storage.get(doc.storage_key);
+    await this.ds.transaction((m) => this.record(m, actor, 'download', doc, { file_size_bytes: doc.file_size_bytes }));
+    return { doc, stream };
+  }
+
+  /** data.json from the stored file, read alone (bounded by the archive limits), never the whole archive. */
+  async data(tenantId: string, id: string): Promise<unknown> {
+    const doc = await this.get(tenantId, id);
+    const archive = await this.storage.getBuffer(doc.storage_key);
+    const entry = (await readEntries(archive, [{ name: 'data.json' }], this.pool.limits)).get('data.json');
+    if (!entry) {
+      throw new SdfError('SDF_ERROR_MISSING_FILE', 'data.json is missing', 'data.json', [
+        { path: '/data.json', message: 'data.json is required' },
+      ]);
+    }
+    try {
+      return JSON.parse(entry.toString('utf8')) as unknown;
+    } catch {
+      throw new SdfError('SDF_ERROR_INVALID_DATA', 'data.json is not valid JSON', 'data.json', [
+        { path: '', message: 'not valid JSON' },
+      ]);
+    }
+  }
+
+  /** S4: keyset page; the cursor is checked strictly before any query. */
+  async list(
+    tenantId: string,
+    query: ListDocumentsQueryDto,
+  ): Promise<{ rows: SdfDocument[]; hasMore: boolean; nextCursor: string | null }> {
+    const after = query.cursor !== undefined ? decodeCursor(query.cursor) : undefined;
+    const { rows, hasMore } = await this.documents.listPage(tenantId, {
+      limit: query.limit ?? 20,
+      after,
+      status: query.status,
+      documentType: query.document_type,
+    });
+    const last = rows[rows.length - 1];
+    const nextCursor = hasMore && last ? encodeCursor({ createdAt: last.created_at, id: last.id }) : null;
+    return { rows, hasMore, nextCursor };
+  }
+
+  /** Record, audit entry and document.deleted commit together; the stored object goes after commit. */
+  async delete(actor: Actor, id: string): Promise<void> {
+    const tenantId = actor.auth.tenantId;
+    const doc = await this.ds.transaction(async (m) => {
+      const removed = await this.documents.deleteForTenant(m, tenantId, id);
+      if (!removed) throw AppError.notFound('Document');
+      await this.record(m, actor, 'delete', removed, {
+        document_type: removed.document_type,
+        file_size_bytes: removed.file_size_bytes,
+        status: removed.status,
+      });
+      await this.events.record(m, tenantId, 'document.deleted', eventData(removed, 'deleted'));
+      return removed;
+    });
+    await this.storage.delete(doc.storage_key).catch((err: unknown) => {
+      this.logger.error({
+        msg: 'stored object not deleted',
+        tenant_id: tenantId,
+        key: doc.storage_key,
+        err: String(err),
+      });
+    });
+    await this.validateQueue.remove(doc.id).catch(() => undefined);
+  }
+
+  private record(
+    m: EntityManager,
+    actor: Actor,
+    action: string,
+    doc: SdfDocument,
+    metadata: Record<string, unknown>,
+  ): Promise<void> {
+    return this.audit.record(m, {
+      tenantId: actor.auth.tenantId,
+      action,
+      actor: actor.auth.actor,
+      resourceId: doc.id,
+      ipAddress: actor.ip,
+      metadata,
+    });
+  }
+}

@@ -1,0 +1,125 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ErrorPayloadDto } from '../../common/error-response.dto.js';
+import { DOCUMENT_STATUSES, SIGNATURE_ALGORITHMS, type SdfDocument } from '../entities/document.entity.js';
+
+const CHECK_VALUES = ['pass', 'fail', 'skipped'];
+
+/** F10: the six checks, each pass, fail or skipped. */
+export class ChecksDto {
+  @ApiProperty({ enum: CHECK_VALUES }) container: string;
+  @ApiProperty({ enum: CHECK_VALUES }) meta: string;
+  @ApiProperty({ enum: CHECK_VALUES }) schema: string;
+  @ApiProperty({ enum: CHECK_VALUES }) data: string;
+  @ApiProperty({ enum: CHECK_VALUES }) pdf: string;
+  @ApiProperty({ enum: CHECK_VALUES }) signature: string;
+}
+
+export class SignatureResultDto {
+  @ApiProperty() valid: boolean;
+  @ApiProperty({ enum: SIGNATURE_ALGORITHMS, type: String, nullable: true }) algorithm: string | null;
+  @ApiProperty({ type: String, nullable: true }) key_id: string | null;
+  @ApiProperty({ type: String, nullable: true, format: 'date-time' }) signed_at: string | null;
+  @ApiProperty({ description: "true only when the key is one of the tenant's (F9)" }) trusted: boolean;
+  @ApiPropertyOptional() reason?: string;
+}
+
+/** The validation job's result as kept on the record. */
+export class StoredValidationDto {
+  @ApiProperty() valid: boolean;
+  @ApiProperty({ type: ChecksDto }) checks: ChecksDto;
+  @ApiProperty({ type: [String] }) warnings: string[];
+  @ApiProperty({ type: ErrorPayloadDto, nullable: true }) error: ErrorPayloadDto | null;
+  @ApiProperty({ type: SignatureResultDto, nullable: true }) signature: SignatureResultDto | null;
+  @ApiProperty({ type: String, nullable: true }) schema_sha256: string | null;
+  @ApiProperty({
+    type: Boolean,
+    nullable: true,
+    description: "S14: embedded schema.json equals the registry's for meta's schema_id; null when not judged",
+  })
+  registry_match: boolean | null;
+}
+
+/** SDF-SPEC Document record, as POST /upload answers it. */
+export class DocumentDto {
+  @ApiProperty({ format: 'uuid', description: 'Record id; the :id of every document path' }) id: string;
+  @ApiProperty({ format: 'uuid', description: "meta.json's document_id" }) document_id: string;
+  @ApiProperty({ type: String, nullable: true, example: 'invoice' }) document_type: string | null;
+  @ApiProperty({ type: String, nullable: true, example: 'invoice/v1' }) schema_id: string | null;
+  @ApiProperty({ example: '0.1' }) sdf_version: string;
+  @ApiProperty() is_signed: boolean;
+  @ApiProperty({ enum: DOCUMENT_STATUSES }) status: string;
+  @ApiProperty({ type: 'integer' }) file_size_bytes: number;
+  @ApiProperty({ format: 'date-time', example: '2026-03-15T13:30:00.123Z' }) created_at: string;
+
+  static from(doc: SdfDocument): DocumentDto {
+    return {
+      id: doc.id,
+      document_id: doc.document_id,
+      document_type: doc.document_type,
+      schema_id: doc.schema_id,
+      sdf_version: doc.sdf_version,
+      is_signed: doc.is_signed,
+      status: doc.status,
+      file_size_bytes: doc.file_size_bytes,
+      created_at: doc.created_at.toISOString(),
+    };
+  }
+}
+
+/** S1: GET /sdf/:id, the record with its validation result, for polling. */
+export class DocumentDetailDto extends DocumentDto {
+  @ApiProperty({ enum: SIGNATURE_ALGORITHMS, type: String, nullable: true }) signature_algorithm: string | null;
+  @ApiProperty({ format: 'date-time' }) updated_at: string;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true }) validated_at: string | null;
+  @ApiProperty({ type: StoredValidationDto, nullable: true, description: 'null while pending' })
+  validation: StoredValidationDto | null;
+
+  static fromDetail(doc: SdfDocument): DocumentDetailDto {
+    return {
+      ...DocumentDto.from(doc),
+      signature_algorithm: doc.signature_algorithm,
+      updated_at: doc.updated_at.toISOString(),
+      validated_at: doc.validated_at?.toISOString() ?? null,
+      validation: doc.validation
+        ? {
+            valid: doc.validation.valid,
+            checks: doc.validation.checks,
+            warnings: doc.validation.warnings,
+            error: doc.validation.error,
+            signature: doc.validation.signature,
+            schema_sha256: doc.validation.schema_sha256,
+            registry_match: doc.validation.registry_match,
+          }
+        : null,
+    };
+  }
+}
+
+export class DocumentListItemDto {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty({ format: 'uuid' }) document_id: string;
+  @ApiProperty({ type: String, nullable: true }) document_type: string | null;
+  @ApiProperty({ enum: DOCUMENT_STATUSES }) status: string;
+  @ApiProperty() is_signed: boolean;
+  @ApiProperty({ type: 'integer' }) file_size_bytes: number;
+  @ApiProperty({ format: 'date-time' }) created_at: string;
+
+  static from(doc: SdfDocument): DocumentListItemDto {
+    return {
+      id: doc.id,
+      document_id: doc.document_id,
+      document_type: doc.document_type,
+      status: doc.status,
+      is_signed: doc.is_signed,
+      file_size_bytes: doc.file_size_bytes,
+      created_at: doc.created_at.toISOString(),
+    };
+  }
+}
+
+export class DocumentListDto {
+  @ApiProperty({ type: [DocumentListItemDto] }) documents: DocumentListItemDto[];
+  @ApiProperty({ type: String, nullable: true, description: 'S4: null when has_more is false' })
+  next_cursor: string | null;
+  @ApiProperty() has_more: boolean;
+}

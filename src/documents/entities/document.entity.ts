@@ -1,0 +1,70 @@
+import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import type { StoredValidation } from '../validation-extensions.js';
+
+export const DOCUMENT_STATUSES = ['pending', 'valid', 'invalid', 'signed'] as const;
+export type DocumentStatus = (typeof DOCUMENT_STATUSES)[number];
+
+export const SIGNATURE_ALGORITHMS = ['ECDSA-P256', 'RSA-2048'] as const;
+export type SignatureAlgorithmName = (typeof SIGNATURE_ALGORITHMS)[number];
+
+/** bigint comes back from pg as a string; sizes stay far below 2^53. */
+const bigintAsNumber = { to: (v: number) => v, from: (v: string | null) => (v === null ? null : Number(v)) };
+
+/** SDF-SPEC Document record; the file itself lives in storage under `storage_key` (S13). */
+@Entity({ name: 'documents' })
+export class SdfDocument {
+  @PrimaryColumn({ type: 'uuid' })
+  id: string;
+
+  @Index()
+  @Column({ type: 'uuid' })
+  tenant_id: string;
+
+  /** meta.json's document_id (rule 7), not the record id. */
+  @Column({ type: 'text' })
+  document_id: string;
+
+  @Column({ type: 'text', nullable: true })
+  document_type: string | null;
+
+  @Column({ type: 'text', nullable: true })
+  schema_id: string | null;
+
+  @Column({ type: 'text', default: '0.1' })
+  sdf_version: string;
+
+  @Column({ type: 'boolean', default: false })
+  is_signed: boolean;
+
+  @Column({ type: 'text', default: 'pending' })
+  status: DocumentStatus;
+
+  @Column({ type: 'bigint', transformer: bigintAsNumber })
+  file_size_bytes: number;
+
+  @Column({ type: 'text', nullable: true })
+  signature_algorithm: SignatureAlgorithmName | null;
+
+  @Column({ type: 'text' })
+  storage_key: string;
+
+  @Column({ type: 'text', nullable: true })
+  idempotency_key: string | null;
+
+  /** F4 service shape of meta.json, read at upload (S2). */
+  @Column({ type: 'jsonb' })
+  meta: Record<string, unknown>;
+
+  /** The validation job's result (checks, warnings, error, signature); null while pending. */
+  @Column({ type: 'jsonb', nullable: true })
+  validation: StoredValidation | null;
+
+  @Column({ type: 'timestamptz', precision: 3, nullable: true })
+  validated_at: Date | null;
+
+  @Column({ type: 'timestamptz', precision: 3, default: () => 'now()' })
+  created_at: Date;
+
+  @Column({ type: 'timestamptz', precision: 3, default: () => 'now()' })
+  updated_at: Date;
+}

@@ -1,0 +1,19 @@
+import type { Queue } from 'bullmq';
+
+/** Payload of a validate-sdf job; the tenant id travels with every job (STYLE: Jobs). */
+export interface ValidateSdfJob {
+  tenantId: string;
+  documentId: string;
+}
+
+export const VALIDATE_JOB_NAME = 'validate';
+
+/**
+ * S9: the BullMQ job id is the document id, so a second enqueue of the same document (a retry after a
+ * lost acknowledgement, the sweeper) is a no-op while the first job exists.
+ */
+export async function enqueueValidation(queue: Queue, doc: { id: string; tenant_id: string }): Promise<string> {
+  const data: ValidateSdfJob = { tenantId: doc.tenant_id, documentId: doc.id };
+  const job = await queue.add(VALIDATE_JOB_NAME, data, { jobId: doc.id });
+  return job.id ?? doc.id;
+}

@@ -1,0 +1,116 @@
+import { randomBytes } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import busboy from 'busboy';
+import type { Request } from 'express';
+import { AppError } from '../common/errors.js';
+import { ByteLimit } from '../storage/byte-limit.js';
+import { StorageLimitError } from '../storage/storage-driver.js';
+
+/** An uploaded file on local disk; `discard()` removes it (always call it, success or not). */
+export interface SpooledFile {
+  path: string;
+  size: number;
+  filename: string | null;
+  discard: () => Promise<void>;
+}
+
+export interface SpoolOptions {
+  maxBytes: number;
+  tmpDir?: string;
+  field?: string;
+}
+
+/** Multipart framing around the file never comes near this; a declared length beyond it cannot fit. */
+const ENVELOPE_ALLOWANCE = 1024 * 1024;
+
+export function payloadTooLarge(maxBytes: number): AppError {
+  return AppError.of('PAYLOAD_TOO_LARGE', `The file exceeds the maximum size of ${maxBytes} bytes`, [
+    { path: '/file', message: `must be at most ${maxBytes} bytes` },
+  ]);
+}
+
+/**
+ * S2/F2: streams the multipart field `file` to a private temporary file, counting bytes as they pass;
+ * past `maxBytes` the write stops, the partial file is removed and the request fails with 413. The body
+ * is never held in memory. The rest of a refused body is read and dropped (so the client sees the 413
+ * instead of a reset connection).
+ */
+export async function spoolUpload(req: Request, options: SpoolOptions): Promise<SpooledFile> {
+  const field = options.field ?? 'file';
+  const contentType = req.headers['content-type'] ?? '';
+  if (!/^multipart\/form-data\b/i.test(contentType)) {
+    req.resume();
+    throw AppError.badRequest('Expected multipart/form-data with a file field', [
+      { path: `/${field}`, message: 'is required (multipart/form-data)' },
+    ]);
+  }
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > options.maxBytes + ENVELOPE_ALLOWANCE) {
+    req.resume();
+    throw payloadTooLarge(options.maxBytes);
+  }
+
+  const dir = await mkdtemp(join(options.tmpDir ?? tmpdir(), 'sdf-upload-'));
+  const discard = () => rm(dir, { recursive: true, force: true });
+  const path = join(dir, randomBytes(8).toString('hex'));
+
+  try {
+    return await new Promise<SpooledFile>((resolve, reject) => {
+      let parser: busboy.Busboy;
+      try {
+        parser = busboy({ headers: req.headers, limits: { files: 1, fields: 20, fieldSize: 16 * 1024, parts: 32 } });
+      } catch {
+        reject(AppError.badRequest('Malformed multipart body'));
+        return;
+      }
+      let writing: Promise<SpooledFile> | undefined;
+      let settled = false;
+      const fail = (err: unknown) => {
+        if (settled) return;
+        settled = true;
+        req.unpipe(parser);
+        req.resume();
+        reject(err);
+      };
+
+      parser.on('file', (name, stream, info) => {
+        if (name !== field || writing) {
+          stream.resume();
+          return;
+        }
+        const limit = new ByteLimit(options.maxBytes);
+        writing = pipeline(stream, limit, createWriteStream(path, { flags: 'wx', mode: 0o600 })).then(() => ({
+          path,
+          size: limit.bytes,
+          filename: info.filename ?? null,
+          discard,
+        }));
+        // A refusal is answered at once, without waiting for the rest of the body.
+        writing.catch((err: unknown) =>
+          fail(err instanceof StorageLimitError ? payloadTooLarge(options.maxBytes) : err),
+        );
+      });
+      parser.on('close', () => {
+        if (!writing) {
+          fail(AppError.badRequest(`Missing file field "${field}"`, [{ path: `/${field}`, message: 'is required' }]));
+          return;
+        }
+        writing.then((file) => {
+          if (settled) return;
+          settled = true;
+          resolve(file);
+        }, fail);
+      });
+      parser.on('error', () => fail(AppError.badRequest('Malformed multipart body')));
+      req.on('aborted', () => fail(AppError.badRequest('Upload aborted by the client')));
+      req.pipe(parser);
+    });
+  } catch (err) {
+    await discard();
+    throw err;
+  }
+}

@@ -1,0 +1,77 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import type { TenantAuth } from '../auth/auth-context.js';
+import { AppError } from '../common/errors.js';
+import { AppConfig } from '../config/app-config.js';
+import type { ValidationResult } from '../sdf/index.js';
+import { DocumentsService, type Actor } from './documents.service.js';
+import { DocumentDto } from './dto/document.dto.js';
+import type { ValidateFailedDto, ValidateOkDto } from './dto/validate-result.dto.js';
+import { spoolUpload, type SpooledFile } from './upload-spool.js';
+import { ValidationExtensions } from './validation-extensions.js';
+import { ValidationPoolService } from './validation-pool.service.js';
+
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+
+/** The HTTP side of file uploads: spool the body (never in memory), hand the file on, always clean up. */
+@Injectable()
+export class UploadHandler {
+  constructor(
+    @Inject(AppConfig) private readonly config: AppConfig,
+    private readonly documents: DocumentsService,
+    private readonly pool: ValidationPoolService,
+    private readonly extensions: ValidationExtensions,
+  ) {}
+
+  private async withFile<T>(req: Request, use: (file: SpooledFile) => Promise<T>): Promise<T> {
+    const file = await spoolUpload(req, {
+      maxBytes: this.config.env.MAX_UPLOAD_BYTES,
+      tmpDir: this.config.env.UPLOAD_TMP_DIR,
+    });
+    try {
+      return await use(file);
+    } finally {
+      await file.discard();
+    }
+  }
+
+  async upload(actor: Actor, req: Request, res: Response, idempotencyKey: string | undefined): Promise<DocumentDto> {
+    if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
+      req.resume();
+      throw AppError.badRequest('Malformed Idempotency-Key', [
+        { path: '/headers/idempotency-key', message: 'must be 1 to 255 visible ASCII characters' },
+      ]);
+    }
+    const { doc, replayed } = await this.withFile(req, (file) =>
+      this.documents.upload(actor, file, idempotencyKey ?? null),
+    );
+    if (replayed) res.setHeader('Idempotent-Replayed', 'true');
+    return DocumentDto.from(doc);
+  }
+
+  /** POST /validate: the whole validation, synchronously, in the pool; nothing is stored (F10). */
+  async validate(auth: TenantAuth, req: Request, res: Response): Promise<ValidateOkDto | ValidateFailedDto> {
+    const result: ValidationResult = await this.withFile(req, (file) => this.pool.validate(auth.tenantId, file.path));
+    const stored = await this.extensions.toStored(auth.tenantId, result);
+    if (!result.valid) {
+      res.status(422);
+      const error = result.error ?? { code: 'SDF_ERROR_INVALID_ARCHIVE', message: 'validation failed', details: [] };
+      return {
+        valid: false,
+        error: { code: error.code, message: error.message, details: error.details },
+        checks: result.checks,
+      };
+    }
+    res.status(200);
+    return {
+      valid: true,
+      sdf_version: result.sdf_version ?? '0.1',
+      document_type: result.document_type ?? '',
+      is_signed: result.is_signed,
+      checks: result.checks,
+      warnings: result.warnings,
+      ...(result.signature ? { signature: result.signature } : {}),
+      registry_match: stored.registry_match,
+    };
+  }
+}

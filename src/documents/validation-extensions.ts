@@ -1,0 +1,61 @@
+import { Injectable } from '@nestjs/common';
+import type { KeyLookup, ValidationResult, VerifyResult } from '../sdf/index.js';
+
+/** What the record keeps of a validation run (and what GET /sdf/:id shows as `validation`). */
+export interface StoredValidation {
+  valid: boolean;
+  checks: ValidationResult['checks'];
+  warnings: string[];
+  error: NonNullable<ValidationResult['error']> | null;
+  signature: VerifyResult | null;
+  schema_sha256: string | null;
+  /** S14: embedded schema.json equals the registered one for meta's schema_id; null when not judged. */
+  registry_match: boolean | null;
+  [extra: string]: unknown;
+}
+
+/** Supplies the tenant's signing keys to signature verification (F9 `trusted`). */
+export type KeyLookupProvider = (tenantId: string) => KeyLookup | undefined | Promise<KeyLookup | undefined>;
+
+/** Adds fields to a stored validation result (S14 `registry_match`), given the tenant and the core result. */
+export type ValidationEnricher = (tenantId: string, result: ValidationResult) => Promise<Record<string, unknown>>;
+
+/**
+ * The seam through which later features take part in validation without the documents feature
+ * knowing them: the signing feature registers a key lookup for a tenant's keys (rotated ones
+ * included), the schema registry an enricher that sets `registry_match`. Both run in the validation
+ * job and in POST /validate. Defaults: no tenant keys (signatures verify against their embedded key
+ * and are untrusted) and `registry_match: null`.
+ */
+@Injectable()
+export class ValidationExtensions {
+  private keyLookupProvider: KeyLookupProvider | undefined;
+  private readonly enrichers: ValidationEnricher[] = [];
+
+  useKeyLookup(provider: KeyLookupProvider): void {
+    this.keyLookupProvider = provider;
+  }
+
+  addEnricher(enricher: ValidationEnricher): void {
+    this.enrichers.push(enricher);
+  }
+
+  async keyLookupFor(tenantId: string): Promise<KeyLookup | undefined> {
+    return this.keyLookupProvider?.(tenantId);
+  }
+
+  /** The record's form of a core result, with every registered enricher applied. */
+  async toStored(tenantId: string, result: ValidationResult): Promise<StoredValidation> {
+    const stored: StoredValidation = {
+      valid: result.valid,
+      checks: result.checks,
+      warnings: result.warnings,
+      error: result.error ?? null,
+      signature: result.signature ?? null,
+      schema_sha256: result.schema_sha256 ?? null,
+      registry_match: null,
+    };
+    for (const enrich of this.enrichers) Object.assign(stored, await enrich(tenantId, result));
+    return stored;
+  }
+}

@@ -1,0 +1,58 @@
+import type { Readable } from 'node:stream';
+
+/** Injection token of the configured driver (S13). */
+export const STORAGE_DRIVER = Symbol('STORAGE_DRIVER');
+
+export interface PutOptions {
+  /** Abort (and store nothing) once the stream has produced more bytes than this. */
+  maxBytes?: number;
+}
+
+/**
+ * S13: where SDF files live. Every write is atomic: a reader sees the old object or the new one, never a
+ * part, and a failed or aborted write leaves nothing behind.
+ */
+export interface StorageDriver {
+  readonly name: 'local' | 's3';
+  /** Stores the stream under `key` (replacing any object there) and returns the bytes written. */
+  put(key: string, body: Readable, options?: PutOptions): Promise<{ size: number }>;
+  /** Stores a file that is already on local disk (an upload spooled by the API). */
+  putFile(key: string, path: string): Promise<{ size: number }>;
+  /** The object as a stream; `StorageNotFoundError` when there is none. */
+  get(key: string): Promise<Readable>;
+  getBuffer(key: string): Promise<Buffer>;
+  /** Removes the object; removing a missing object is not an error. */
+  delete(key: string): Promise<void>;
+  exists(key: string): Promise<boolean>;
+  /** Readiness (S15): resolves when the store answers. */
+  probe(): Promise<void>;
+  close?(): Promise<void>;
+}
+
+export class StorageNotFoundError extends Error {
+  constructor(readonly key: string) {
+    super(`no stored object under ${key}`);
+    this.name = 'StorageNotFoundError';
+  }
+}
+
+export class StorageLimitError extends Error {
+  constructor(readonly maxBytes: number) {
+    super(`stream exceeded ${maxBytes} bytes`);
+    this.name = 'StorageLimitError';
+  }
+}
+
+/** S13: the object key of a document's file. */
+export function documentKey(tenantId: string, documentId: string): string {
+  return `tenants/${tenantId}/documents/${documentId}.sdf`;
+}
+
+const SAFE_KEY = /^[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*$/;
+
+/** Keys are built by the service, but a driver never trusts one that could climb out of its root. */
+export function assertSafeKey(key: string): void {
+  if (!SAFE_KEY.test(key) || key.split('/').some((part) => part === '.' || part === '..')) {
+    throw new Error(`unsafe storage key: ${JSON.stringify(key)}`);
+  }
+}

@@ -1,0 +1,180 @@
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import S3rver from 's3rver';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LocalStorageDriver } from './local.driver.js';
+import { S3StorageDriver } from './s3.driver.js';
+import { StorageLimitError, StorageNotFoundError, type StorageDriver } from './storage-driver.js';
+
+const BUCKET = 'sdf-contract';
+
+async function text(stream: Readable): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** A stream of `total` bytes in 64 KiB chunks, optionally failing after `failAfter` bytes. */
+function generated(total: number, failAfter?: number): Readable {
+  const chunk = Buffer.alloc(64 * 1024, 0x61);
+  let sent = 0;
+  return new Readable({
+    read() {
+      if (failAfter !== undefined && sent >= failAfter) {
+        this.destroy(new Error('client went away'));
+        return;
+      }
+      if (sent >= total) {
+        this.push(null);
+        return;
+      }
+      const n = Math.min(chunk.length, total - sent);
+      sent += n;
+      this.push(chunk.subarray(0, n));
+    },
+  });
+}
+
+interface Harness {
+  driver: StorageDriver;
+  /** Leftovers of aborted writes that the driver itself could see (temporary files). */
+  leftovers: () => string[];
+  close: () => Promise<void>;
+}
+
+async function localHarness(): Promise<Harness> {
+  const root = mkdtempSync(join(tmpdir(), 'sdf-local-contract-'));
+  const driver = new LocalStorageDriver(root);
+  return {
+    driver,
+    leftovers: () => {
+      try {
+        return readdirSync(join(root, '.tmp'));
+      } catch {
+        return [];
+      }
+    },
+    close: async () => rmSync(root, { recursive: true, force: true }),
+  };
+}
+
+/** S13 contract against a real S3-compatible server (s3rver, from npm) on loopback. */
+async function s3Harness(): Promise<Harness> {
+  const dir = mkdtempSync(join(tmpdir(), 'sdf-s3rver-'));
+  const server = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: dir });
+  const { port } = await server.run();
+  const endpoint = `http://127.0.0.1:${port}`;
+  const credentials = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
+  const admin = new S3Client({ endpoint, region: 'us-east-1', forcePathStyle: true, credentials });
+  await admin.send(new CreateBucketCommand({ Bucket: BUCKET }));
+  admin.destroy();
+  const driver = new S3StorageDriver({
+    endpoint,
+    region: 'us-east-1',
+    bucket: BUCKET,
+    forcePathStyle: true,
+    ...credentials,
+  });
+  return {
+    driver,
+    leftovers: () => [],
+    close: async () => {
+      await driver.close();
+      await server.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+describe.each([
+  ['local', localHarness],
+  ['s3', s3Harness],
+])('storage driver contract: %s', (_name, makeHarness) => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await makeHarness();
+  });
+  afterAll(() => h.close());
+
+  const key = (name: string) => `tenants/00000000-0000-4000-8000-000000000001/documents/${name}.sdf`;
+
+  it('stores a stream and reads it back as a stream and as a buffer', async () => {
+    const { size } = await h.driver.put(key('a'), Readable.from([Buffer.from('hello '), Buffer.from('world')]));
+    expect(size).toBe(11);
+    expect(await text(await h.driver.get(key('a')))).toBe('hello world');
+    expect((await h.driver.getBuffer(key('a'))).toString()).toBe('hello world');
+    expect(await h.driver.exists(key('a'))).toBe(true);
+  });
+
+  it('stores a file from disk', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sdf-putfile-'));
+    const path = join(dir, 'f');
+    writeFileSync(path, Buffer.alloc(300_000, 7));
+    try {
+      expect(await h.driver.putFile(key('file'), path)).toEqual({ size: 300_000 });
+      expect((await h.driver.getBuffer(key('file'))).equals(Buffer.alloc(300_000, 7))).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('replaces an object whole on overwrite', async () => {
+    await h.driver.put(key('b'), Readable.from([Buffer.from('first version, longer')]));
+    await h.driver.put(key('b'), Readable.from([Buffer.from('second')]));
+    expect((await h.driver.getBuffer(key('b'))).toString()).toBe('second');
+  });
+
+  it('stores nothing when a stream crosses maxBytes, and keeps an existing object intact', async () => {
+    await expect(h.driver.put(key('big'), generated(1_000_000), { maxBytes: 200_000 })).rejects.toBeInstanceOf(
+      StorageLimitError,
+    );
+    expect(await h.driver.exists(key('big'))).toBe(false);
+    await h.driver.put(key('keep'), Readable.from([Buffer.from('old')]));
+    await expect(h.driver.put(key('keep'), generated(1_000_000), { maxBytes: 200_000 })).rejects.toThrow();
+    expect((await h.driver.getBuffer(key('keep'))).toString()).toBe('old');
+    expect(h.leftovers()).toEqual([]);
+  });
+
+  it('stores nothing when the source stream fails midway', async () => {
+    await expect(h.driver.put(key('broken'), generated(1_000_000, 300_000))).rejects.toThrow('client went away');
+    expect(await h.driver.exists(key('broken'))).toBe(false);
+    expect(h.leftovers()).toEqual([]);
+  });
+
+  it('deletes idempotently and reports a missing object clearly', async () => {
+    await h.driver.put(key('c'), Readable.from([Buffer.from('x')]));
+    await h.driver.delete(key('c'));
+    await h.driver.delete(key('c'));
+    expect(await h.driver.exists(key('c'))).toBe(false);
+    await expect(h.driver.get(key('c'))).rejects.toBeInstanceOf(StorageNotFoundError);
+    await expect(h.driver.getBuffer(key('c'))).rejects.toBeInstanceOf(StorageNotFoundError);
+  });
+
+  it('refuses keys that could leave the storage root', async () => {
+    for (const bad of ['../etc/passwd', 'tenants/../../x', '/abs/key', 'a//b', 'a\\b']) {
+      await expect(h.driver.put(bad, Readable.from([Buffer.from('x')]))).rejects.toThrow(/unsafe storage key/);
+    }
+  });
+
+  it('answers the readiness probe', async () => {
+    await expect(h.driver.probe()).resolves.toBeUndefined();
+  });
+});
+
+describe('S3 driver readiness', () => {
+  it('fails the probe when the store is unreachable', async () => {
+    const driver = new S3StorageDriver({
+      endpoint: 'http://127.0.0.1:9',
+      region: 'us-east-1',
+      bucket: BUCKET,
+      accessKeyId: 'x',
+      secretAccessKey: 'y',
+      forcePathStyle: true,
+    });
+    await expect(driver.probe()).rejects.toBeDefined();
+    await driver.close();
+  });
+});

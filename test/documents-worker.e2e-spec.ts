@@ -1,0 +1,114 @@
+import { getQueueToken } from '@nestjs/bullmq';
+import type { Queue } from 'bullmq';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ValidateSdfProcessor } from '../src/documents/jobs/validate-sdf.processor.js';
+import { ValidationPoolService } from '../src/documents/validation-pool.service.js';
+import { QueueName } from '../src/queue/queues.js';
+import { startApp, type TestApp } from './helpers/app.js';
+import { upload, waitForFinal } from './helpers/documents.js';
+import { buildInvalidSdf, buildSdf } from './helpers/sdf-fixtures.js';
+import { createTenant, type TenantFixture } from './helpers/tenants.js';
+
+/** Worker settings shrunk so a dead worker's job is noticed in about a second (production: 30 s). */
+const WORKER_ENV = {
+  PROCESS_ROLE: 'worker',
+  WORKER_LOCK_DURATION_MS: '1000',
+  WORKER_STALLED_INTERVAL_MS: '500',
+  VALIDATION_TIMEOUT_MS: '3000',
+  VALIDATION_POOL_THREADS: '1',
+};
+
+async function until(what: string, check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+describe('validation jobs survive workers (S9)', () => {
+  let api: TestApp;
+  let tenant: TenantFixture;
+  let queue: Queue;
+  const extra: TestApp[] = [];
+
+  beforeAll(async () => {
+    api = await startApp({ env: { PROCESS_ROLE: 'api' } });
+    tenant = await createTenant(api, { rate_limit_rpm: 10_000 });
+    queue = api.app.get<Queue>(getQueueToken(QueueName.ValidateSdf));
+  });
+  afterAll(async () => {
+    for (const w of extra) await w.close().catch(() => undefined);
+    await api.close();
+  });
+
+  const status = async (id: string) =>
+    (await api.ds.query(`SELECT status FROM documents WHERE id = $1`, [id]))[0]?.status;
+
+  it('a worker killed in the middle of a job: another picks it up and the document reaches its final state', async () => {
+    // A schema with a catastrophic regex keeps the job busy until the pool's time budget (3 s here).
+    const slow = buildInvalidSdf({
+      schema: { type: 'object', properties: { invoice_number: { type: 'string', pattern: '^(a+)+$' } } },
+      data: {
+        document_type: 'invoice',
+        invoice_number: `${'a'.repeat(40)}!`,
+        totals: { gross: { amount: '1.00', currency: 'EUR' } },
+      },
+    });
+    const res = await upload(api, tenant.apiKey, slow).expect(201);
+    const id = res.body.id as string;
+
+    const w1 = await startApp({ shareWith: api, env: WORKER_ENV });
+    extra.push(w1);
+    await until('the job to be active', async () => (await (await queue.getJob(id))?.getState()) === 'active');
+
+    // Kill: stop the BullMQ worker without waiting for its job, and end the validation threads under it.
+    await w1.app.get(ValidateSdfProcessor).worker.close(true);
+    await w1.app.get(ValidationPoolService).destroy();
+    await w1.close();
+    expect(await status(id)).toBe('pending');
+
+    const w2 = await startApp({ shareWith: api, env: WORKER_ENV });
+    extra.push(w2);
+    const final = await waitForFinal(api, tenant.apiKey, id, 30_000);
+    expect(final.body.status).toBe('invalid');
+    expect(final.body.validation.error.message).toMatch(/time budget/);
+    const events = await api.ds.query(
+      `SELECT count(*)::int AS n FROM outbox_events WHERE event = 'document.validated' AND payload->'data'->>'id' = $1`,
+      [id],
+    );
+    expect(events[0].n).toBe(1);
+    await w2.close();
+  });
+
+  it('the sweeper re-enqueues a document whose enqueue was lost', async () => {
+    const { archive } = await buildSdf();
+    const res = await upload(api, tenant.apiKey, archive).expect(201);
+    const id = res.body.id as string;
+    // Lose the enqueue: the job vanishes before any worker saw it, and the upload is long past.
+    expect(await queue.remove(id)).toBe(1);
+    await api.ds.query(`UPDATE documents SET created_at = now() - interval '10 minutes' WHERE id = $1`, [id]);
+
+    const w = await startApp({
+      shareWith: api,
+      env: { ...WORKER_ENV, PENDING_SWEEP_INTERVAL_MS: '200', PENDING_SWEEP_AGE_MS: '60000' },
+    });
+    extra.push(w);
+    const final = await waitForFinal(api, tenant.apiKey, id, 30_000);
+    expect(final.body.status).toBe('valid');
+  });
+
+  it('a repeated job changes nothing once the document is final (S3)', async () => {
+    const { archive } = await buildSdf();
+    const res = await upload(api, tenant.apiKey, archive).expect(201);
+    const id = res.body.id as string;
+    await waitForFinal(api, tenant.apiKey, id, 30_000);
+    const before = await api.ds.query(`SELECT status, updated_at, validation FROM documents WHERE id = $1`, [id]);
+    const processor = extra[extra.length - 1]!.app.get(ValidateSdfProcessor);
+    const outcome = await processor.process({ data: { tenantId: tenant.id, documentId: id }, id } as never);
+    expect(outcome).toEqual({ skipped: 'already-final' });
+    expect(await api.ds.query(`SELECT status, updated_at, validation FROM documents WHERE id = $1`, [id])).toEqual(
+      before,
+    );
+  });
+});

@@ -1,0 +1,34 @@
+import type { IncomingMessage } from 'node:http';
+import type { Response } from 'supertest';
+import { expect } from 'vitest';
+import type { TestApp } from './app.js';
+
+/** Uploads a file as multipart field `file`. */
+export function upload(
+  t: TestApp,
+  apiKey: string,
+  archive: Buffer,
+  headers: Record<string, string> = {},
+  path = '/upload',
+) {
+  return t.http().post(path).set('X-API-Key', apiKey).set(headers).attach('file', archive, 'file.sdf');
+}
+
+/** Polls GET /sdf/:id (S1) until the status leaves `pending`; fails after `timeoutMs`. */
+export async function waitForFinal(t: TestApp, apiKey: string, id: string, timeoutMs = 30_000): Promise<Response> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const res = await t.http().get(`/sdf/${id}`).set('X-API-Key', apiKey);
+    expect(res.status).toBe(200);
+    if (res.body.status !== 'pending') return res;
+    if (Date.now() > deadline) throw new Error(`document ${id} still pending after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Binary response bodies as Buffers with supertest (`.buffer(true).parse(binary)`). */
+export function binary(res: IncomingMessage, cb: (err: Error | null, body: Buffer) => void): void {
+  const chunks: Buffer[] = [];
+  res.on('data', (c: Buffer) => chunks.push(c));
+  res.on('end', () => cb(null, Buffer.concat(chunks)));
+}
