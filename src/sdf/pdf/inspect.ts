@@ -1,0 +1,99 @@
+import { PDFArray, PDFDict, PDFDocument, PDFName, PDFRef, PDFStream, ParseSpeeds, type PDFObject } from 'pdf-lib';
+import { SdfError } from '../errors.js';
+import { FORBIDDEN_NAMES, STANDARD_14_FONTS, decodePdfName } from './names.js';
+import { scanNames } from './tokenizer.js';
+
+const FILE = 'visual.pdf';
+const FONT_FILES = ['FontFile', 'FontFile2', 'FontFile3'].map((n) => PDFName.of(n));
+
+const unsafe = (message: string, path = ''): SdfError =>
+  new SdfError('SDF_ERROR_UNSAFE_PDF', message, FILE, [{ path, message }]);
+
+/** pdf-lib decodes only upper-case `#XX`; decoding its output again catches the lower-case form too. */
+const nameOf = (name: PDFName): string => decodePdfName(name.decodeText());
+
+/**
+ * F8 and rules 2-3: visual.pdf must parse, hold no executable content and reach nothing outside itself.
+ * Returns warnings (standard-14 fonts that are not embedded). Two passes: pdf-lib's parser (which
+ * expands object streams) for structure and fonts, and a lexical scan for names anywhere in the file.
+ */
+export async function inspectPdf(pdf: Buffer): Promise<string[]> {
+  const head = pdf.subarray(0, 1024).toString('latin1');
+  if (!head.includes('%PDF-')) throw unsafe('visual.pdf is not a PDF (no %PDF- header)');
+
+  for (const name of scanNames(pdf)) {
+    if (FORBIDDEN_NAMES.has(name)) throw unsafe(`visual.pdf contains /${name} (rule 3)`);
+  }
+
+  let doc: PDFDocument;
+  try {
+    // throwOnInvalidObject: an object the parser cannot read is one we cannot vouch for.
+    doc = await PDFDocument.load(pdf, {
+      throwOnInvalidObject: true,
+      updateMetadata: false,
+      parseSpeed: ParseSpeeds.Fastest,
+    });
+  } catch (error) {
+    throw unsafe(`visual.pdf cannot be parsed: ${(error as Error).message.split('\n')[0]}`);
+  }
+
+  const warnings = new Set<string>();
+  const lookup = (obj: PDFObject | undefined): PDFObject | undefined =>
+    obj instanceof PDFRef ? doc.context.lookup(obj) : obj;
+
+  for (const [ref, object] of doc.context.enumerateIndirectObjects()) {
+    const where = `object ${ref.objectNumber} ${ref.generationNumber}`;
+    const stack: PDFObject[] = [object];
+    while (stack.length > 0) {
+      const current = stack.pop()!;
+      if (current instanceof PDFStream) {
+        // F8 / rule 2: a stream whose data lives in an external file.
+        if (current.dict.has(PDFName.of('F')) || current.dict.has(PDFName.of('FFilter'))) {
+          throw unsafe(`visual.pdf ${where} is a stream with external data (rule 2)`);
+        }
+        stack.push(current.dict);
+      } else if (current instanceof PDFDict) {
+        checkDict(current, where, lookup, warnings);
+        for (const [key, value] of current.entries()) {
+          if (FORBIDDEN_NAMES.has(nameOf(key))) throw unsafe(`visual.pdf ${where} contains /${nameOf(key)} (rule 3)`);
+          stack.push(value);
+        }
+      } else if (current instanceof PDFArray) {
+        stack.push(...current.asArray());
+      } else if (current instanceof PDFName && FORBIDDEN_NAMES.has(nameOf(current))) {
+        throw unsafe(`visual.pdf ${where} contains /${nameOf(current)} (rule 3)`);
+      }
+    }
+  }
+  return [...warnings];
+}
+
+function checkDict(
+  dict: PDFDict,
+  where: string,
+  lookup: (obj: PDFObject | undefined) => PDFObject | undefined,
+  warnings: Set<string>,
+): void {
+  const fs = lookup(dict.get(PDFName.of('FS')));
+  if (fs instanceof PDFName && nameOf(fs) === 'URL') {
+    throw unsafe(`visual.pdf ${where} has a file specification that points at a URL (rule 2)`);
+  }
+  const type = lookup(dict.get(PDFName.of('Type')));
+  if (!(type instanceof PDFName) || nameOf(type) !== 'Font') return;
+  const subtype = lookup(dict.get(PDFName.of('Subtype')));
+  const subtypeName = subtype instanceof PDFName ? nameOf(subtype) : '';
+  // Type0 fonts are judged through their descendant CIDFont; Type3 glyphs are content streams in the file.
+  if (subtypeName === 'Type0' || subtypeName === 'Type3') return;
+  const baseFont = lookup(dict.get(PDFName.of('BaseFont')));
+  const fullName = baseFont instanceof PDFName ? nameOf(baseFont) : '(unnamed)';
+  const descriptor = lookup(dict.get(PDFName.of('FontDescriptor')));
+  const embedded = descriptor instanceof PDFDict && FONT_FILES.some((key) => descriptor.has(key));
+  if (embedded) return;
+  const name = fullName.replace(/^[A-Z]{6}\+/, '');
+  if (STANDARD_14_FONTS.has(name)) {
+    // F8: standard-14 fonts may be unembedded; every viewer renders them offline.
+    warnings.add(`visual.pdf: standard font ${name} is not embedded`);
+    return;
+  }
+  throw unsafe(`visual.pdf ${where}: font ${fullName} (${subtypeName || 'unknown type'}) is not embedded (rule 2)`);
+}

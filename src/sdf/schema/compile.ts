@@ -1,0 +1,90 @@
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import { SdfError, pointerToken, type SdfErrorDetail } from '../errors.js';
+import { canonicalJson, sha256Hex } from './canonical.js';
+import { LruCache } from './lru.js';
+
+// ajv-formats is CommonJS; under nodenext its default export arrives wrapped.
+const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ??
+  addFormatsModule) as unknown as (ajv: Ajv2020) => Ajv2020;
+
+const DRAFT_2020_12 = new Set([
+  'https://json-schema.org/draft/2020-12/schema',
+  'https://json-schema.org/draft/2020-12/schema#',
+]);
+const CACHE_SIZE = 256;
+
+export interface CompiledSchema {
+  /** SHA-256 of the RFC 8785 canonical form; equal schemas hash equal whatever their formatting. */
+  readonly sha256: string;
+  /** Returns the validation problems as JSON-pointer details into data.json; empty when valid. */
+  check(data: unknown): SdfErrorDetail[];
+}
+
+const cache = new LruCache<string, CompiledSchema>(CACHE_SIZE);
+
+const invalidSchema = (message: string, path = ''): SdfError =>
+  new SdfError('SDF_ERROR_INVALID_SCHEMA', message, 'schema.json', [{ path, message }]);
+
+/**
+ * F6: compiles a Draft 2020-12 schema with strict keywords and formats. Nothing is ever fetched:
+ * no loader is configured, so a `$ref` that does not resolve inside the document fails to compile.
+ * Compiled validators are kept in a bounded LRU keyed by the schema's content hash.
+ */
+export function compileSchema(schema: unknown): CompiledSchema {
+  if (typeof schema !== 'boolean' && (typeof schema !== 'object' || schema === null || Array.isArray(schema))) {
+    throw invalidSchema('schema.json must hold a JSON object');
+  }
+  const sha256 = sha256Hex(canonicalJson(schema));
+  const hit = cache.get(sha256);
+  if (hit) return hit;
+  if (typeof schema === 'object') {
+    const declared = (schema as Record<string, unknown>).$schema;
+    if (declared !== undefined && (typeof declared !== 'string' || !DRAFT_2020_12.has(declared))) {
+      throw invalidSchema(`$schema must be JSON Schema Draft 2020-12, not ${String(declared)}`, '/$schema');
+    }
+  }
+  let validator: ValidateFunction;
+  try {
+    // One instance per schema: ajv registers schemas by $id, and two archives may reuse an $id with different content.
+    const ajv = new Ajv2020({
+      strict: true,
+      strictTypes: false,
+      strictTuples: false,
+      strictRequired: false,
+      allowUnionTypes: true,
+      allErrors: true,
+      validateFormats: true,
+      logger: false,
+    });
+    addFormats(ajv);
+    validator = ajv.compile(schema as object);
+  } catch (error) {
+    const message = error instanceof RangeError ? 'schema.json is nested too deeply' : (error as Error).message;
+    throw invalidSchema(`schema.json does not compile: ${message}`);
+  }
+  const compiled: CompiledSchema = { sha256, check: (data) => runValidator(validator, data) };
+  cache.set(sha256, compiled);
+  return compiled;
+}
+
+function runValidator(validator: ValidateFunction, data: unknown): SdfErrorDetail[] {
+  try {
+    if (validator(data)) return [];
+  } catch {
+    return [{ path: '', message: 'data.json is nested too deeply to validate' }];
+  }
+  return (validator.errors ?? []).map(toDetail);
+}
+
+/** Points at the offending member itself, not only its parent (F3: `/invoice_number`). */
+function toDetail(error: ErrorObject): SdfErrorDetail {
+  const params = error.params as Record<string, unknown>;
+  let path = error.instancePath;
+  if (error.keyword === 'required' && typeof params.missingProperty === 'string') {
+    path += `/${pointerToken(params.missingProperty)}`;
+  } else if (error.keyword === 'additionalProperties' && typeof params.additionalProperty === 'string') {
+    path += `/${pointerToken(params.additionalProperty)}`;
+  }
+  return { path, message: error.message ?? error.keyword };
+}

@@ -1,0 +1,202 @@
+import { SdfError, type SdfErrorCode, type SdfErrorDetail } from './errors.js';
+import type { Limits } from './limits.js';
+import { inspectPdf } from './pdf/inspect.js';
+import { checkDataRules, parseData } from './rules/data.js';
+import { parseMeta, type NormalizedMeta } from './rules/meta.js';
+import { checkVersion } from './rules/version.js';
+import { compileSchema } from './schema/compile.js';
+import {
+  applyTrust,
+  checkIntegrity,
+  type IntegrityOutcome,
+  type KeyLookup,
+  type VerifyResult,
+} from './signature/verify.js';
+import { openArchive } from './zip/archive.js';
+import { REQUIRED_ENTRIES, SIGNATURE_ENTRY } from './zip/names.js';
+
+/** F10: the checks of POST /validate, in the order they run. */
+export const CHECK_NAMES = ['container', 'meta', 'schema', 'data', 'pdf', 'signature'] as const;
+export type CheckName = (typeof CHECK_NAMES)[number];
+export type CheckStatus = 'pass' | 'fail' | 'skipped';
+
+export interface ValidationError {
+  code: SdfErrorCode;
+  message: string;
+  file?: string;
+  details: SdfErrorDetail[];
+}
+
+/** F10: the /validate result shape. */
+export interface ValidationResult {
+  valid: boolean;
+  sdf_version: string | null;
+  document_type: string | null;
+  is_signed: boolean;
+  checks: Record<CheckName, CheckStatus>;
+  warnings: string[];
+  meta?: NormalizedMeta;
+  /** SHA-256 of the RFC 8785 form of schema.json, to compare with a schema registry (S14). */
+  schema_sha256?: string;
+  signature?: VerifyResult;
+  error?: ValidationError;
+}
+
+export interface ValidateOptions {
+  keyLookup?: KeyLookup;
+  limits?: Partial<Limits>;
+}
+
+export interface CoreOptions {
+  limits?: Partial<Limits>;
+  /** Called as each check starts; the worker pool uses it to name the check a timeout interrupted. */
+  onStage?: (stage: CheckName) => void;
+}
+
+export interface CoreOutcome {
+  result: ValidationResult;
+  integrity?: IntegrityOutcome;
+}
+
+function emptyResult(): ValidationResult {
+  const checks = Object.fromEntries(CHECK_NAMES.map((c) => [c, 'skipped'])) as Record<CheckName, CheckStatus>;
+  return { valid: false, sdf_version: null, document_type: null, is_signed: false, checks, warnings: [] };
+}
+
+/** Marks `stage` failed (later checks stay skipped) and records the error. */
+export function failResult(
+  result: ValidationResult,
+  stage: CheckName,
+  error: SdfError | ValidationError,
+): ValidationResult {
+  result.valid = false;
+  result.checks[stage] = 'fail';
+  result.error = { code: error.code, message: error.message, details: error.details };
+  if (error.file !== undefined) result.error.file = error.file;
+  return result;
+}
+
+/**
+ * Everything but trust: runs on untrusted bytes, so the pool runs it in a worker. The first failed
+ * check ends the run (F10: the checks after it are `skipped`).
+ */
+export async function validateCore(input: Buffer | string, options: CoreOptions = {}): Promise<CoreOutcome> {
+  const result = emptyResult();
+  let stage: CheckName = 'container';
+  const enter = (next: CheckName): void => {
+    stage = next;
+    options.onStage?.(next);
+  };
+  try {
+    enter('container');
+    const archive = await openArchive(input, options.limits);
+    const missing = REQUIRED_ENTRIES.filter((name) => name !== 'meta.json' && !archive.files.has(name));
+    if (missing.length > 0) {
+      // Rule 1; a missing meta.json is SDF_ERROR_INVALID_META (SDF_FORMAT 12.1), judged by the meta check.
+      throw new SdfError(
+        'SDF_ERROR_MISSING_FILE',
+        `required entries missing: ${missing.join(', ')}`,
+        missing[0],
+        missing.map((name) => ({ path: `/${name}`, message: `${name} is required` })),
+      );
+    }
+    result.is_signed = archive.files.has(SIGNATURE_ENTRY);
+    result.checks.container = 'pass';
+
+    enter('meta');
+    const meta = parseMeta(archive.files.get('meta.json'));
+    result.meta = meta;
+    result.sdf_version = meta.sdf_version;
+    result.document_type = meta.document_type ?? null;
+    result.warnings.push(...checkVersion(meta.sdf_version)); // F7
+    result.checks.meta = 'pass';
+
+    enter('schema');
+    let schemaJson: unknown;
+    try {
+      schemaJson = JSON.parse(archive.files.get('schema.json')!.toString('utf8'));
+    } catch (error) {
+      const message = `schema.json is not valid JSON: ${(error as Error).message}`;
+      throw new SdfError('SDF_ERROR_INVALID_SCHEMA', message, 'schema.json', [{ path: '', message }]);
+    }
+    const schema = compileSchema(schemaJson);
+    result.schema_sha256 = schema.sha256;
+    result.checks.schema = 'pass';
+
+    enter('data');
+    const data = parseData(archive.files.get('data.json')!);
+    checkDataRules(data); // F5 runs first: its codes are more precise than a schema mismatch.
+    const problems = schema.check(data);
+    if (problems.length > 0) {
+      throw new SdfError(
+        'SDF_ERROR_SCHEMA_MISMATCH',
+        `data.json does not match schema.json: ${problems[0]!.path || '/'} ${problems[0]!.message}`,
+        'data.json',
+        problems,
+      );
+    }
+    resolveDocumentType(result, data);
+    result.checks.data = 'pass';
+
+    enter('pdf');
+    result.warnings.push(...(await inspectPdf(archive.files.get('visual.pdf')!)));
+    result.checks.pdf = 'pass';
+
+    if (!result.is_signed) {
+      result.valid = true;
+      return { result };
+    }
+    enter('signature');
+    const integrity = checkIntegrity(
+      archive.files,
+      archive.entries.map((e) => e.name),
+      meta,
+    );
+    result.signature = integrity.result;
+    if (!integrity.result.valid) throw signatureError(integrity.result);
+    result.checks.signature = 'pass';
+    result.valid = true;
+    return { result, integrity };
+  } catch (error) {
+    if (error instanceof SdfError) return { result: failResult(result, stage, error) };
+    throw error;
+  }
+}
+
+/** F4: document_type comes from meta.json, else from data.json; the service needs one. */
+function resolveDocumentType(result: ValidationResult, data: unknown): void {
+  if (result.document_type !== null) return;
+  const fromData = (data as Record<string, unknown>).document_type;
+  if (typeof fromData === 'string' && fromData !== '') {
+    result.document_type = fromData;
+    return;
+  }
+  const message = 'document_type is required in meta.json or data.json';
+  throw new SdfError('SDF_ERROR_INVALID_META', message, 'meta.json', [{ path: '/document_type', message }]);
+}
+
+function signatureError(verify: VerifyResult): SdfError {
+  const message = `signature.sig does not verify: ${verify.reason ?? 'unknown reason'}`;
+  return new SdfError('SDF_ERROR_INVALID_SIGNATURE', message, SIGNATURE_ENTRY, [{ path: '', message }]);
+}
+
+/** Applies the caller's key lookup (F9 trust) to a core outcome; shared by validate() and the pool. */
+export async function finishValidation(outcome: CoreOutcome, keyLookup?: KeyLookup): Promise<ValidationResult> {
+  const { result, integrity } = outcome;
+  if (!integrity || !result.valid) return result;
+  const verified = await applyTrust(integrity, keyLookup);
+  result.signature = verified;
+  if (!verified.valid) {
+    result.checks.signature = 'fail';
+    return failResult(result, 'signature', signatureError(verified));
+  }
+  if (!verified.trusted) {
+    result.warnings.push(`signature.sig verifies with its embedded key ${verified.key_id}, which is not a trusted key`);
+  }
+  return result;
+}
+
+/** F10: validates an archive in this thread. Untrusted uploads should go through createValidationPool(). */
+export async function validate(input: Buffer | string, options: ValidateOptions = {}): Promise<ValidationResult> {
+  return finishValidation(await validateCore(input, { limits: options.limits }), options.keyLookup);
+}

@@ -1,0 +1,78 @@
+import { SdfError } from '../errors.js';
+import { resolveLimits, type Limits } from '../limits.js';
+import { inflateEntry, locateEntryData, readCentralDirectory, type CentralDirectory, type ZipEntry } from './reader.js';
+import { toSource, type ByteSource } from './source.js';
+
+/** An archive whose every entry has been inflated within the F2 limits. Directory entries are listed but hold no bytes. */
+export interface Archive {
+  readonly entries: ZipEntry[];
+  readonly centralOffset: number;
+  /** Inflated bytes by entry name, files only. */
+  readonly files: Map<string, Buffer>;
+}
+
+/** F1 + F2: opens and fully inflates an archive from a buffer or a file path. */
+export async function openArchive(input: Buffer | string, limits?: Partial<Limits>): Promise<Archive> {
+  const resolved = resolveLimits(limits);
+  const source = await toSource(input);
+  try {
+    const directory = await readCentralDirectory(source, resolved);
+    const files = new Map<string, Buffer>();
+    let total = 0;
+    for (const entry of directory.entries) {
+      const data = await readEntryData(source, directory, entry, resolved, total);
+      total += data.length;
+      if (!entry.name.endsWith('/')) files.set(entry.name, data);
+      else if (data.length > 0)
+        throw new SdfError('SDF_ERROR_INVALID_ARCHIVE', `directory entry ${entry.name} holds data`);
+    }
+    return { entries: directory.entries, centralOffset: directory.centralOffset, files };
+  } finally {
+    await source.close();
+  }
+}
+
+async function readEntryData(
+  source: ByteSource,
+  directory: CentralDirectory,
+  entry: ZipEntry,
+  limits: Limits,
+  inflatedSoFar: number,
+): Promise<Buffer> {
+  const start = await locateEntryData(source, entry, directory.centralOffset);
+  const compressed = await source.read(start, entry.compressedSize);
+  const remainingTotal = limits.maxTotalBytes - inflatedSoFar;
+  const byEntry = limits.maxEntryBytes <= remainingTotal;
+  const budget = byEntry ? limits.maxEntryBytes : remainingTotal;
+  return inflateEntry(entry, compressed, budget, byEntry ? 'per-entry limit' : 'total size limit');
+}
+
+/**
+ * S2: the partial read. Opens the central directory and inflates only the named entries
+ * (each under the per-entry limit, or a smaller cap when given). Missing entries come back undefined.
+ */
+export async function readEntries(
+  input: Buffer | string,
+  names: { name: string; maxBytes?: number }[],
+  limits?: Partial<Limits>,
+): Promise<Map<string, Buffer | undefined>> {
+  const resolved = resolveLimits(limits);
+  const source = await toSource(input);
+  try {
+    const directory = await readCentralDirectory(source, resolved);
+    const out = new Map<string, Buffer | undefined>();
+    for (const { name, maxBytes } of names) {
+      const entry = directory.entries.find((e) => e.name === name);
+      if (!entry) {
+        out.set(name, undefined);
+        continue;
+      }
+      const capped =
+        maxBytes !== undefined ? { ...resolved, maxEntryBytes: Math.min(maxBytes, resolved.maxEntryBytes) } : resolved;
+      out.set(name, await readEntryData(source, directory, entry, capped, 0));
+    }
+    return out;
+  } finally {
+    await source.close();
+  }
+}
