@@ -16,6 +16,7 @@ import { QueueModule } from './queue/queue.module.js';
 import { RateLimitGuard } from './rate-limit/rate-limit.guard.js';
 import { RateLimitModule } from './rate-limit/rate-limit.module.js';
 import { RedisModule } from './redis/redis.module.js';
+import { SchemasModule } from './schemas/schemas.module.js';
 import { TenantsModule } from './tenants/tenants.module.js';
 
 /** Imports the feature modules and registers the global guard chain, filter and pipe; nothing else. */
@@ -36,6 +37,7 @@ export class AppModule {
         RateLimitModule,
         HealthModule,
         AdminModule,
+        SchemasModule,
       ],
       providers: [
         // Order matters: authentication first, then the per-tenant rate limit (S12 "after authentication").

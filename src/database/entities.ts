@@ -1,7 +1,8 @@
 import { AuditLogEntry } from '../audit/entities/audit-log.entity.js';
 import { ApiKey } from '../auth/entities/api-key.entity.js';
 import { OutboxEvent } from '../events/entities/outbox-event.entity.js';
+import { RegisteredSchema } from '../schemas/entities/registered-schema.entity.js';
 import { Tenant } from '../tenants/entities/tenant.entity.js';
 
 /** Every entity, listed explicitly (ES modules and vitest rule out glob loading). */
-export const entities = [Tenant, ApiKey, AuditLogEntry, OutboxEvent];
+export const entities = [Tenant, ApiKey, AuditLogEntry, OutboxEvent, RegisteredSchema];
