@@ -21,8 +21,9 @@ export function* scanNames(pdf: Uint8Array): Generator<string> {
       while (i < n && pdf[i] !== 0x0a && pdf[i] !== 0x0d) i++;
     } else if (byte === 0x28) {
       i = skipLiteralString(pdf, i);
-    } else if (byte === 0x3c && pdf[i + 1] !== 0x3c) {
-      // Hex string <...>; a dictionary opener << is two delimiters and simply stepped over.
+    } else if (byte === 0x3c && pdf[i + 1] === 0x3c) {
+      i += 2; // dictionary opener, not a hex string
+    } else if (byte === 0x3c) {
       while (i < n && pdf[i] !== 0x3e) i++;
       i++;
     } else if (byte === 0x2f) {

@@ -1,4 +1,4 @@
-import { createHash, createPublicKey, generateKeyPairSync, type JsonWebKey, type KeyObject } from 'node:crypto';
+import { KeyObject, createHash, createPublicKey, generateKeyPairSync, type JsonWebKey } from 'node:crypto';
 import { SdfError } from '../errors.js';
 
 /** The two algorithms of SDF_FORMAT 11.2 by their service names (SDF-SPEC signing key) and JWS names (F9). */
@@ -59,7 +59,7 @@ export function toPublicKeyObject(key: string | JsonWebKey | KeyObject): KeyObje
 }
 
 export function publicKeyToJwk(pem: string | KeyObject, kid: string): PublicJwk {
-  const key = createPublicKey(pem);
+  const key = typeof pem === 'string' ? createPublicKey(pem) : pem.type === 'public' ? pem : createPublicKey(pem);
   const algorithm = algorithmOfKey(key);
   const jwk = key.export({ format: 'jwk' });
   return { ...jwk, kid, alg: JWS_ALG[algorithm], use: 'sig' };

@@ -1,0 +1,33 @@
+export { SDF_ERROR_CODES, SdfError, isSdfError, type SdfErrorCode, type SdfErrorDetail } from './errors.js';
+export { DEFAULT_LIMITS, type Limits } from './limits.js';
+export { readMeta, CHEAP_DATA_BYTES } from './read-meta.js';
+export { normalizeMeta, UUID_V4, type NormalizedMeta } from './rules/meta.js';
+export { RESERVED_DATA_KEYS, isIso4217 } from './rules/data.js';
+export { SUPPORTED_SDF_VERSION } from './rules/version.js';
+export { compileSchema, type CompiledSchema } from './schema/compile.js';
+export { canonicalJson, sha256Hex } from './schema/canonical.js';
+export {
+  validate,
+  CHECK_NAMES,
+  type CheckName,
+  type CheckStatus,
+  type ValidateOptions,
+  type ValidationError,
+  type ValidationResult,
+} from './validate.js';
+export { createValidationPool, type ValidationPool, type ValidationPoolOptions } from './pool/pool.js';
+export {
+  generateKeyPair,
+  publicKeyToJwk,
+  jwkToPublicKey,
+  jwkThumbprint,
+  type GeneratedKeyPair,
+  type PublicJwk,
+  type PublicKeyInfo,
+  type SignatureAlgorithm,
+} from './signature/keys.js';
+export { signArchive, type SignOptions } from './signature/sign.js';
+export { verifyArchive, type KeyLookup, type VerifyResult } from './signature/verify.js';
+export { pack, type PackInput, type PackMetaInput, type PackResult } from './producer/pack.js';
+export { render } from './producer/render.js';
+export { openArchive, type Archive } from './zip/archive.js';

@@ -1,0 +1,95 @@
+import { PDFDocument, PDFName, PDFString, StandardFonts } from 'pdf-lib';
+import { describe, expect, it } from 'vitest';
+import { SdfError } from '../errors.js';
+import { blankPdf, buildPdf } from '../testing/pdf-builder.js';
+import { buildSdf } from '../testing/build-sdf.js';
+import { validate } from '../validate.js';
+import { inspectPdf } from './inspect.js';
+import { scanNames } from './tokenizer.js';
+
+async function pdfError(pdf: Buffer): Promise<string> {
+  try {
+    await inspectPdf(pdf);
+    return 'accepted';
+  } catch (error) {
+    return error instanceof SdfError ? error.code : String(error);
+  }
+}
+
+/** JavaScript placed so that it lands inside a compressed object stream, out of reach of a byte scan. */
+async function javascriptInObjectStream(): Promise<Buffer> {
+  const doc = await PDFDocument.create();
+  doc.addPage();
+  const action = doc.context.obj({ S: 'JavaScript', JS: PDFString.of('app.alert(1)') });
+  doc.catalog.set(PDFName.of('OpenAction'), doc.context.register(action));
+  return Buffer.from(await doc.save({ useObjectStreams: true }));
+}
+
+describe('visual.pdf inspection (F8)', () => {
+  it('accepts a plain PDF', async () => {
+    expect(await inspectPdf(blankPdf())).toEqual([]);
+  });
+
+  it('sees /JavaScript inside an object stream', async () => {
+    const pdf = await javascriptInObjectStream();
+    expect(pdf.includes(Buffer.from('JavaScript'))).toBe(false); // only the parser can find it
+    expect(await pdfError(pdf)).toBe('SDF_ERROR_UNSAFE_PDF');
+    expect((await validate(buildSdf({ pdf }))).error).toMatchObject({
+      code: 'SDF_ERROR_UNSAFE_PDF',
+      file: 'visual.pdf',
+    });
+  });
+
+  it('decodes #xx escapes in names, in either case', async () => {
+    expect([...scanNames(Buffer.from('<< /S /J#61vaScript /J#53 (x) /#6a#73 1 >>'))]).toEqual([
+      'S',
+      'JavaScript',
+      'JS',
+      'js',
+    ]);
+    const pdf = blankPdf('/OpenAction << /S /J#61vaScript /J#53 (app.alert(1)) >>');
+    expect(await pdfError(pdf)).toBe('SDF_ERROR_UNSAFE_PDF');
+  });
+
+  it.each([
+    ['/Launch', '/OpenAction << /S /Launch /F (calc.exe) >>'],
+    ['/OpenAction JavaScript', '/OpenAction << /S /JavaScript /JS (app.alert(1)) >>'],
+    ['/AA with /SubmitForm', '/AA << /WC << /S /SubmitForm /F (https://example.com) >> >>'],
+    ['/GoToR', '/OpenAction << /S /GoToR /F (other.pdf) /D [0 /Fit] >>'],
+    ['/XFA', '/AcroForm << /Fields [] /XFA 5 0 R >>'],
+    ['/FS /URL', '/Names << /EmbeddedFiles << /Names [(a) << /Type /Filespec /FS /URL /F (https://x.test/a) >>] >> >>'],
+  ])('rejects %s', async (_label, catalog) => {
+    expect(await pdfError(blankPdf(catalog))).toBe('SDF_ERROR_UNSAFE_PDF');
+  });
+
+  it('ignores the words in strings and allows plain /URI links', async () => {
+    const pdf = blankPdf('/Lang (en /JavaScript-free) /OpenAction << /S /URI /URI (https://example.com) >>');
+    expect(await pdfError(pdf)).toBe('accepted');
+  });
+
+  it('rejects a non-embedded TrueType font', async () => {
+    const pdf = blankPdf('', '<< /Font << /F1 5 0 R >> >>', [
+      '<< /Type /Font /Subtype /TrueType /BaseFont /Arial /FontDescriptor 6 0 R >>',
+      '<< /Type /FontDescriptor /FontName /Arial /Flags 32 /FontBBox [0 0 1000 1000] /ItalicAngle 0 /Ascent 900 /Descent -200 /CapHeight 700 /StemV 80 >>',
+    ]);
+    expect(await pdfError(pdf)).toBe('SDF_ERROR_UNSAFE_PDF');
+  });
+
+  it('warns, and only warns, about an unembedded Helvetica', async () => {
+    const doc = await PDFDocument.create();
+    const font = await doc.embedFont(StandardFonts.Helvetica);
+    doc.addPage().drawText('INV-2026-00142', { font, x: 50, y: 700 });
+    const pdf = Buffer.from(await doc.save());
+    expect(await inspectPdf(pdf)).toEqual(['visual.pdf: standard font Helvetica is not embedded']);
+    const result = await validate(buildSdf({ pdf }));
+    expect(result.valid).toBe(true);
+    expect(result.warnings).toContain('visual.pdf: standard font Helvetica is not embedded');
+  });
+
+  it('rejects something that is not a PDF, and an unparseable one', async () => {
+    expect(await pdfError(Buffer.from('GIF89a'))).toBe('SDF_ERROR_UNSAFE_PDF');
+    expect(await pdfError(buildPdf(['<< /Type /Catalog /Pages 2 0 R >>', '<< /Type /Pages /Kids [ >>']))).toBe(
+      'SDF_ERROR_UNSAFE_PDF',
+    );
+  });
+});
