@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { canonicalJson, sha256Hex } from '../src/sdf/schema/canonical.js';
+import { canonicalJson, sha256Hex } from '../src/sdf/index.js';
 import { INVOICE_SCHEMA } from '../src/sdf/testing/build-sdf.js';
 import { SchemaRegistryService } from '../src/schemas/schema-registry.service.js';
 import { startApp, type TestApp } from './helpers/app.js';

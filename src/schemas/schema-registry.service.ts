@@ -4,9 +4,7 @@ import { QueryFailedError, type DataSource, type EntityManager } from 'typeorm';
 import { AuditService } from '../audit/audit.service.js';
 import { AppConfig } from '../config/app-config.js';
 import { AppError } from '../common/errors.js';
-import { isSdfError } from '../sdf/errors.js';
-import { canonicalJson, sha256Hex } from '../sdf/schema/canonical.js';
-import { compileSchema } from '../sdf/schema/compile.js';
+import { canonicalJson, compileSchema, isSdfError, sha256Hex } from '../sdf/index.js';
 import { SCHEMA_ID_PATTERN, type CreateSchemaDto } from './dto/schema.dto.js';
 import { RegisteredSchema } from './entities/registered-schema.entity.js';
 
