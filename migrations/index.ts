@@ -1,6 +1,12 @@
 import { Foundation1764000000000 } from './1764000000000-foundation.js';
 import { Outbox1764000000001 } from './1764000000001-outbox.js';
+import { SigningKeys1764000002000 } from './1764000002000-signing-keys.js';
 import { SchemaRegistry1764000004000 } from './1764000004000-schema-registry.js';
 
 /** Every migration, in order. Listed explicitly: glob loading does not work for TypeScript sources under vitest. */
-export const migrations = [Foundation1764000000000, Outbox1764000000001, SchemaRegistry1764000004000];
+export const migrations = [
+  Foundation1764000000000,
+  Outbox1764000000001,
+  SigningKeys1764000002000,
+  SchemaRegistry1764000004000,
+];

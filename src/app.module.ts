@@ -17,6 +17,7 @@ import { RateLimitGuard } from './rate-limit/rate-limit.guard.js';
 import { RateLimitModule } from './rate-limit/rate-limit.module.js';
 import { RedisModule } from './redis/redis.module.js';
 import { SchemasModule } from './schemas/schemas.module.js';
+import { SigningKeysModule } from './signing/signing-keys.module.js';
 import { TenantsModule } from './tenants/tenants.module.js';
 
 /** Imports the feature modules and registers the global guard chain, filter and pipe; nothing else. */
@@ -38,6 +39,7 @@ export class AppModule {
         HealthModule,
         AdminModule,
         SchemasModule,
+        SigningKeysModule,
       ],
       providers: [
         // Order matters: authentication first, then the per-tenant rate limit (S12 "after authentication").
