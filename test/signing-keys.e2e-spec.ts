@@ -254,6 +254,15 @@ describe('signing keys (S7, S8)', () => {
     expect(active).toEqual([{ n: 1 }]);
   });
 
+  it('serializes concurrent rotations: every one succeeds and exactly one key ends active', async () => {
+    const tenant = await createTenant(t);
+    const results = await Promise.all(['ECDSA-P256', 'RSA-2048', 'ECDSA-P256'].map((alg) => rotate(tenant.id, alg)));
+    expect(results.map((r) => r.status)).toEqual([201, 201, 201]);
+    const all = await rows(tenant.id);
+    expect(all).toHaveLength(4);
+    expect(all.filter((r) => r.is_active)).toHaveLength(1);
+  });
+
   it('rolls the key back with the tenant when tenant creation fails', async () => {
     const before = await t.ds.query(`SELECT count(*)::int AS n FROM signing_keys`);
     await t.http().post('/admin/tenants').set('Authorization', admin()).send({ name: 'dup', slug: a.slug }).expect(409);

@@ -90,6 +90,8 @@ export class SchemaRegistryService {
   /** Newest first (S14). */
   list(tenantId: string): Promise<RegisteredSchema[]> {
     return this.ds.manager.find(RegisteredSchema, {
+      // The list shows no schema bodies; do not load them.
+      select: { id: true, schema_id: true, version: true, created_at: true },
       where: { tenant_id: tenantId },
       order: { created_at: 'DESC', id: 'DESC' },
     });
