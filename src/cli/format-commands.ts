@@ -1,0 +1,205 @@
+import type { JsonWebKey } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Command } from 'commander';
+import {
+  generateKeyPair,
+  openArchive,
+  pack,
+  signArchive,
+  validate,
+  verifyArchive,
+  type KeyLookup,
+  type PublicKeyInfo,
+  type SignatureAlgorithm,
+  type ValidationResult,
+} from '../sdf/index.js';
+
+class CliUsageError extends Error {}
+
+async function readInput(path: string): Promise<Buffer> {
+  if (!existsSync(path)) throw new CliUsageError(`no such file: ${path}`);
+  return readFile(path);
+}
+
+async function readJson(path: string): Promise<Record<string, unknown>> {
+  try {
+    return JSON.parse((await readInput(path)).toString('utf8')) as Record<string, unknown>;
+  } catch (error) {
+    if (error instanceof CliUsageError) throw error;
+    throw new CliUsageError(`${path} is not valid JSON`);
+  }
+}
+
+interface KeyOptions {
+  key?: string;
+  jwks?: string;
+  jwksUrl?: string;
+}
+
+/** --key PEM (trusted for any kid), --jwks file or --jwks-url: the keys a signature is trusted against. */
+async function keyLookupFrom(options: KeyOptions): Promise<KeyLookup | undefined> {
+  if (options.key) {
+    const pem = (await readInput(options.key)).toString('utf8');
+    return () => ({ publicKey: pem });
+  }
+  let jwks: { keys?: (JsonWebKey & { kid?: string })[] } | undefined;
+  if (options.jwks) jwks = await readJson(options.jwks);
+  if (options.jwksUrl) {
+    const response = await fetch(options.jwksUrl, { signal: AbortSignal.timeout(10_000) });
+    if (!response.ok) throw new CliUsageError(`${options.jwksUrl} answered ${response.status}`);
+    jwks = (await response.json()) as typeof jwks;
+  }
+  if (!jwks) return undefined;
+  if (!Array.isArray(jwks.keys)) throw new CliUsageError('the JWK set has no "keys" array');
+  const keys = jwks.keys;
+  return (kid: string): PublicKeyInfo | undefined => {
+    const jwk = keys.find((k) => k.kid === kid);
+    return jwk ? { publicKey: jwk } : undefined;
+  };
+}
+
+function printResult(result: ValidationResult): void {
+  const lines = [
+    `${result.valid ? 'VALID' : 'INVALID'}  sdf_version=${result.sdf_version ?? '?'}  type=${result.document_type ?? '?'}  signed=${result.is_signed}`,
+  ];
+  for (const [check, status] of Object.entries(result.checks)) lines.push(`  ${check.padEnd(10)} ${status}`);
+  for (const warning of result.warnings) lines.push(`  warning: ${warning}`);
+  if (result.error) {
+    lines.push(`  ${result.error.code}${result.error.file ? ` (${result.error.file})` : ''}: ${result.error.message}`);
+    for (const d of result.error.details) lines.push(`    ${d.path || '/'}: ${d.message}`);
+  }
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+/** The format commands of `sdf`; each sets process.exitCode rather than exiting, so errors map centrally. */
+export function registerFormatCommands(program: Command): void {
+  program
+    .command('validate <file>')
+    .description('validate an SDF file (exit 1 when invalid)')
+    .option('--json', 'print the result as JSON')
+    .option('--key <pem>', 'trusted public key (PEM)')
+    .option('--jwks <file>', 'trusted keys as a JWK set file')
+    .option('--jwks-url <url>', 'trusted keys from a JWKS URL')
+    .action(async (file: string, options: KeyOptions & { json?: boolean }) => {
+      const result = await validate(await readInput(file), { keyLookup: await keyLookupFrom(options) });
+      if (options.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+      else printResult(result);
+      process.exitCode = result.valid ? 0 : 1;
+    });
+
+  program
+    .command('inspect <file>')
+    .description('list the entries and meta.json of an SDF file')
+    .option('--json', 'print as JSON')
+    .action(async (file: string, options: { json?: boolean }) => {
+      const archive = await openArchive(await readInput(file));
+      const entries = archive.entries.map((e) => ({
+        name: e.name,
+        size: archive.files.get(e.name)?.length ?? 0,
+        compressed: e.compressedSize,
+      }));
+      const metaBytes = archive.files.get('meta.json');
+      const meta: unknown = metaBytes ? JSON.parse(metaBytes.toString('utf8')) : null;
+      const info = { entries, meta, is_signed: archive.files.has('signature.sig') };
+      if (options.json) process.stdout.write(`${JSON.stringify(info, null, 2)}\n`);
+      else {
+        for (const e of entries) process.stdout.write(`${String(e.size).padStart(10)}  ${e.name}\n`);
+        process.stdout.write(`signed: ${info.is_signed}\nmeta: ${JSON.stringify(meta, null, 2)}\n`);
+      }
+    });
+
+  program
+    .command('pack')
+    .description('build an SDF file from data, schema and meta fields (validated before writing)')
+    .requiredOption('--data <file>', 'data.json')
+    .requiredOption('--schema <file>', 'schema.json')
+    .requiredOption('--type <document_type>', 'document type')
+    .requiredOption('--issuer <name>', 'issuer name')
+    .requiredOption('-o, --out <file>', 'output .sdf file')
+    .option('--issuer-id <id>')
+    .option('--recipient <name>')
+    .option('--schema-id <id>')
+    .option('--locale <tag>')
+    .option('--pdf <file>', 'visual.pdf (rendered from data when absent)')
+    .action(async (o: Record<string, string | undefined>) => {
+      const { archive, meta } = await pack({
+        data: await readJson(o.data!),
+        schema: await readJson(o.schema!),
+        meta: {
+          document_type: o.type!,
+          issuer: o.issuer!,
+          issuer_id: o.issuerId,
+          recipient: o.recipient,
+          schema_id: o.schemaId,
+          locale: o.locale,
+        },
+        pdf: o.pdf ? await readInput(o.pdf) : undefined,
+      });
+      await writeFile(o.out!, archive);
+      process.stdout.write(`${o.out} document_id=${meta.document_id}\n`);
+    });
+
+  program
+    .command('sign <file>')
+    .description('add signature.sig (no other entry changes)')
+    .requiredOption('--key <pem>', 'private key (PEM, PKCS#8)')
+    .option('--kid <id>', 'key id (default: JWK thumbprint)')
+    .option('-o, --out <file>', 'output file (default: in place)')
+    .action(async (file: string, o: { key: string; kid?: string; out?: string }) => {
+      const signed = await signArchive(await readInput(file), {
+        privateKeyPem: (await readInput(o.key)).toString('utf8'),
+        keyId: o.kid,
+      });
+      await writeFile(o.out ?? file, signed);
+    });
+
+  program
+    .command('verify <file>')
+    .description('verify signature.sig (exit 1 when invalid, or untrusted when keys are given)')
+    .option('--key <pem>', 'trusted public key (PEM)')
+    .option('--jwks <file>', 'trusted keys as a JWK set file')
+    .option('--jwks-url <url>', 'trusted keys from a JWKS URL')
+    .option('--json', 'print the result as JSON')
+    .action(async (file: string, o: KeyOptions & { json?: boolean }) => {
+      const keyLookup = await keyLookupFrom(o);
+      const result = await verifyArchive(await readInput(file), { keyLookup });
+      if (o.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+      else
+        process.stdout.write(
+          `${result.valid ? (result.trusted ? 'VALID, trusted' : 'VALID, untrusted') : `INVALID: ${result.reason}`} (${result.algorithm ?? '-'}, kid ${result.key_id ?? '-'})\n`,
+        );
+      process.exitCode = result.valid && (result.trusted || !keyLookup) ? 0 : 1;
+    });
+
+  program
+    .command('keygen')
+    .description('generate a signing key pair')
+    .option('--algorithm <alg>', 'ECDSA-P256 or RSA-2048', 'ECDSA-P256')
+    .option('--kid <id>', 'key id (default: JWK thumbprint)')
+    .requiredOption('--out-dir <dir>', 'where to write private.pem, public.pem and public.jwk.json')
+    .action(async (o: { algorithm: string; kid?: string; outDir: string }) => {
+      if (o.algorithm !== 'ECDSA-P256' && o.algorithm !== 'RSA-2048')
+        throw new CliUsageError(`unknown algorithm ${o.algorithm}`);
+      const pair = generateKeyPair(o.algorithm as SignatureAlgorithm, o.kid);
+      await mkdir(o.outDir, { recursive: true });
+      await writeFile(join(o.outDir, 'private.pem'), pair.privateKeyPem, { mode: 0o600 });
+      await writeFile(join(o.outDir, 'public.pem'), pair.publicKeyPem);
+      await writeFile(join(o.outDir, 'public.jwk.json'), `${JSON.stringify({ keys: [pair.publicJwk] }, null, 2)}\n`);
+      process.stdout.write(`${pair.algorithm} key ${pair.keyId} written to ${o.outDir}\n`);
+    });
+
+  program
+    .command('extract-pdf <file>')
+    .description('write visual.pdf out of an SDF file (safe read)')
+    .requiredOption('-o, --out <file>', 'output PDF')
+    .action(async (file: string, o: { out: string }) => {
+      const archive = await openArchive(await readInput(file));
+      const pdf = archive.files.get('visual.pdf');
+      if (!pdf) throw new CliUsageError('the file has no visual.pdf');
+      await writeFile(o.out, pdf);
+    });
+}
+
+export { CliUsageError };

@@ -1,0 +1,35 @@
+#!/usr/bin/env node
+import { Command, CommanderError } from 'commander';
+import { SdfError } from '../sdf/index.js';
+import { CliUsageError, registerFormatCommands } from './format-commands.js';
+
+/** Exit codes: 0 ok, 1 SDF error, 2 usage error, 3 internal error. */
+export const EXIT = { ok: 0, sdf: 1, usage: 2, internal: 3 } as const;
+
+const program = new Command('sdf').description('Build, inspect, validate and sign SDF files').exitOverride();
+registerFormatCommands(program);
+// Operator commands (admin JWT, tenant, API key) register here: registerAdminCommands(program);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (error) {
+  process.exitCode = exitCodeFor(error);
+}
+
+function exitCodeFor(error: unknown): number {
+  if (error instanceof CommanderError) {
+    // --help and --version end through exitOverride too, with exit code 0.
+    return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
+  }
+  if (error instanceof SdfError) {
+    process.stderr.write(`${error.code}: ${error.message}\n`);
+    for (const detail of error.details) process.stderr.write(`  ${detail.path || '/'}: ${detail.message}\n`);
+    return EXIT.sdf;
+  }
+  if (error instanceof CliUsageError) {
+    process.stderr.write(`sdf: ${error.message}\n`);
+    return EXIT.usage;
+  }
+  process.stderr.write(`sdf: internal error: ${(error as Error)?.message ?? String(error)}\n`);
+  return EXIT.internal;
+}
