@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { canonicalJson, sha256Hex } from '../src/sdf/index.js';
-import { INVOICE_SCHEMA } from '../src/sdf/testing/build-sdf.js';
+import { canonicalJson, sha256Hex, validate } from '../src/sdf/index.js';
+import { INVOICE_SCHEMA, buildSdf } from '../src/sdf/testing/build-sdf.js';
 import { SchemaRegistryService } from '../src/schemas/schema-registry.service.js';
 import { startApp, type TestApp } from './helpers/app.js';
 import { createTenant, type TenantFixture } from './helpers/tenants.js';
@@ -244,6 +244,14 @@ describe('schema registry (S14)', () => {
       expect(JSON.stringify(reordered)).not.toBe(JSON.stringify(schemaV1));
       expect(await registry.matchFor(a.id, 'invoice/v1', hash(reordered))).toBe(true);
       expect(await registry.matchFor(a.id, 'invoice/v1', hash(schemaV11))).toBe(true);
+    });
+
+    it("takes the format core's schema_sha256 of an archive as is", async () => {
+      const same = await validate(buildSdf({ schema: schemaV1 }));
+      expect(await registry.matchFor(a.id, 'invoice/v1', same.schema_sha256)).toBe(true);
+      const other = await validate(buildSdf({ schema: INVOICE_SCHEMA }));
+      expect(other.valid).toBe(true);
+      expect(await registry.matchFor(a.id, 'invoice/v1', other.schema_sha256)).toBe(false);
     });
 
     it('is false when the id is registered and the content differs', async () => {
