@@ -1,5 +1,10 @@
 import { createPrivateKey, createPublicKey } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Command } from 'commander';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { registerFormatCommands } from '../src/cli/format-commands.js';
 import { CryptoBox } from '../src/common/crypto-box.js';
 import { signArchive, verifyArchive } from '../src/sdf/index.js';
 import { buildSdf } from '../src/sdf/testing/build-sdf.js';
@@ -20,6 +25,23 @@ interface KeyRow {
 interface Jwk {
   kid: string;
   [member: string]: unknown;
+}
+
+/** Runs the `sdf` command line's format commands in process, capturing what they print. */
+async function runSdf(args: string[]): Promise<{ exitCode: number; output: string }> {
+  const program = new Command('sdf').exitOverride();
+  registerFormatCommands(program);
+  const chunks: string[] = [];
+  const write = process.stdout.write.bind(process.stdout);
+  process.stdout.write = ((chunk: string) => chunks.push(String(chunk)) > 0) as typeof process.stdout.write;
+  try {
+    await program.parseAsync(['node', 'sdf', ...args]);
+  } finally {
+    process.stdout.write = write;
+  }
+  const exitCode = Number(process.exitCode ?? 0);
+  process.exitCode = undefined;
+  return { exitCode, output: chunks.join('') };
 }
 
 const pemBody = (pem: string) => pem.replace(/-----[A-Z ]+-----/g, '').replace(/\s+/g, '');
@@ -206,6 +228,30 @@ describe('signing keys (S7, S8)', () => {
     };
     for (const signed of [ecSigned, rsaSigned]) {
       expect(await verifyArchive(signed, { keyLookup: fromJwks })).toMatchObject({ valid: true, trusted: true });
+    }
+  });
+
+  it('is what `sdf verify --jwks-url` needs: the CLI trusts signatures made before and after a rotation', async () => {
+    const tenant = await createTenant(t);
+    const dir = mkdtempSync(join(tmpdir(), 'sdf-jwks-'));
+    try {
+      const before = join(dir, 'before.sdf');
+      writeFileSync(before, await signArchive(buildSdf(), await service.activeKeyForSigning(tenant.id)));
+      await rotate(tenant.id, 'RSA-2048').expect(201);
+      const after = join(dir, 'after.sdf');
+      writeFileSync(after, await signArchive(buildSdf(), await service.activeKeyForSigning(tenant.id)));
+      await t.app.listen(0, '127.0.0.1');
+      const url = `${(await t.app.getUrl()).replace('[::1]', '127.0.0.1')}/.well-known/sdf-keys/${tenant.slug}`;
+      for (const file of [before, after]) {
+        const { exitCode, output } = await runSdf(['verify', file, '--jwks-url', url, '--json']);
+        expect(exitCode).toBe(0);
+        expect(JSON.parse(output)).toMatchObject({ valid: true, trusted: true });
+      }
+      // The same files against another tenant's JWKS: valid signatures, but not trusted (exit 1).
+      const otherUrl = url.replace(tenant.slug, b.slug);
+      expect((await runSdf(['verify', after, '--jwks-url', otherUrl, '--json'])).exitCode).toBe(1);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 
