@@ -1,10 +1,11 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { QueryFailedError, type DataSource, type EntityManager } from 'typeorm';
 import { AuditService } from '../audit/audit.service.js';
 import { ApiKeysService } from '../auth/api-keys.service.js';
 import { ApiKey } from '../auth/entities/api-key.entity.js';
 import { AppError } from '../common/errors.js';
+import { AppConfig } from '../config/app-config.js';
 import { Tenant } from '../tenants/entities/tenant.entity.js';
 import { TenantsRepository } from '../tenants/tenants.repository.js';
 import { ApiKeyDto, type CreateApiKeyDto, type CreatedApiKeyDto } from './dto/api-key.dto.js';
@@ -30,13 +31,18 @@ export class AdminService {
     private readonly apiKeys: ApiKeysService,
     private readonly audit: AuditService,
     private readonly lifecycle: TenantLifecycle,
+    @Inject(AppConfig) private readonly config: AppConfig,
   ) {}
 
   async createTenant(input: CreateTenantDto, by: Actor): Promise<TenantDto> {
     try {
       return await this.ds.transaction(async (m) => {
         const tenant = await m.save(
-          m.create(Tenant, { name: input.name, slug: input.slug, rate_limit_rpm: input.rate_limit_rpm ?? undefined }),
+          m.create(Tenant, {
+            name: input.name,
+            slug: input.slug,
+            rate_limit_rpm: input.rate_limit_rpm ?? this.config.env.RATE_LIMIT_DEFAULT_RPM,
+          }),
         );
         await this.lifecycle.tenantCreated(m, tenant);
         await this.record(m, tenant.id, 'tenant.create', tenant.id, by, { slug: tenant.slug, name: tenant.name });

@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 import { Command, CommanderError } from 'commander';
 import { SdfError } from '../sdf/index.js';
+import { AppError } from '../common/errors.js';
+import { registerAdminCommands } from './admin-commands.js';
 import { CliUsageError, registerFormatCommands } from './format-commands.js';
 
 /** Exit codes: 0 ok, 1 SDF error, 2 usage error, 3 internal error. */
@@ -8,7 +10,7 @@ export const EXIT = { ok: 0, sdf: 1, usage: 2, internal: 3 } as const;
 
 const program = new Command('sdf').description('Build, inspect, validate and sign SDF files').exitOverride();
 registerFormatCommands(program);
-// Operator commands (admin JWT, tenant, API key) register here: registerAdminCommands(program);
+registerAdminCommands(program);
 
 try {
   await program.parseAsync(process.argv);
@@ -25,6 +27,12 @@ function exitCodeFor(error: unknown): number {
     process.stderr.write(`${error.code}: ${error.message}\n`);
     for (const detail of error.details) process.stderr.write(`  ${detail.path || '/'}: ${detail.message}\n`);
     return EXIT.sdf;
+  }
+  if (error instanceof AppError) {
+    // Operator commands go through the service layer: its refusals (not found, conflict) are errors of the request.
+    process.stderr.write(`sdf: ${error.message}\n`);
+    for (const detail of error.details) process.stderr.write(`  ${detail.path || '/'}: ${detail.message}\n`);
+    return error.status >= 500 ? EXIT.internal : error.status === 400 ? EXIT.usage : EXIT.sdf;
   }
   if (error instanceof CliUsageError) {
     process.stderr.write(`sdf: ${error.message}\n`);

@@ -16,79 +16,85 @@ const secret = z.string().min(32, 'must be at least 32 characters');
  * The one environment schema (STYLE: checked once at boot). Every variable is listed,
  * with its default, in `.env.example`; keep the two in step.
  */
-export const envSchema = z
-  .object({
-    PORT: port.default(3000),
-    HOST: z.string().default('0.0.0.0'),
-    DEPLOYMENT_MODE: z.enum(['self-hosted', 'managed']).default('self-hosted'),
-    PROCESS_ROLE: z.enum(['api', 'worker', 'all']).default('all'),
-    LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
-    PUBLIC_BASE_URL: z.url().optional(),
+export const envSchema = z.object({
+  PORT: port.default(3000),
+  HOST: z.string().default('0.0.0.0'),
+  DEPLOYMENT_MODE: z.enum(['self-hosted', 'managed']).default('self-hosted'),
+  PROCESS_ROLE: z.enum(['api', 'worker', 'all']).default('all'),
+  LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  PUBLIC_BASE_URL: z.url().optional(),
 
-    DATABASE_URL: z.url().default('postgres://postgres@127.0.0.1:5432/sdf'),
-    DATABASE_AUTO_CREATE: bool.default(true),
-    DATABASE_RUN_MIGRATIONS: bool.default(true),
-    DATABASE_POOL_SIZE: positiveInt.default(10),
+  DATABASE_URL: z.url().default('postgres://postgres@127.0.0.1:5432/sdf'),
+  DATABASE_AUTO_CREATE: bool.default(true),
+  DATABASE_RUN_MIGRATIONS: bool.default(true),
+  DATABASE_POOL_SIZE: positiveInt.default(10),
 
-    REDIS_URL: z.url().default('redis://127.0.0.1:6379'),
-    REDIS_PREFIX: z
-      .string()
-      .regex(/^[A-Za-z0-9_-]+$/, 'letters, digits, _ and - only')
-      .default('sdf'),
+  REDIS_URL: z.url().default('redis://127.0.0.1:6379'),
+  REDIS_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+$/, 'letters, digits, _ and - only')
+    .default('sdf'),
 
-    // Secrets. Left unset in self-hosted mode they are generated once into SECRETS_FILE (see secrets.ts).
-    SECRETS_FILE: z.string().default('data/secrets.json'),
-    JWT_SECRET: secret.optional(),
-    ADMIN_JWT_SECRET: secret.optional(),
-    MASTER_KEY: base64Key.optional(),
-    MASTER_KEY_ID: z
-      .string()
-      .regex(/^[A-Za-z0-9]{1,16}$/)
-      .default('1'),
-    MASTER_KEYS_PREVIOUS: z
-      .string()
-      .default('')
-      .refine(
-        (v) => v === '' || v.split(',').every((p) => /^[A-Za-z0-9]{1,16}:[A-Za-z0-9+/=]+$/.test(p.trim())),
-        'comma-separated list of <id>:<base64 key>',
-      ),
+  // Secrets. Left unset in self-hosted mode they are generated once into SECRETS_FILE (see secrets.ts).
+  SECRETS_FILE: z.string().default('data/secrets.json'),
+  JWT_SECRET: secret.optional(),
+  ADMIN_JWT_SECRET: secret.optional(),
+  MASTER_KEY: base64Key.optional(),
+  MASTER_KEY_ID: z
+    .string()
+    .regex(/^[A-Za-z0-9]{1,16}$/)
+    .default('1'),
+  MASTER_KEYS_PREVIOUS: z
+    .string()
+    .default('')
+    .refine(
+      (v) => v === '' || v.split(',').every((p) => /^[A-Za-z0-9]{1,16}:[A-Za-z0-9+/=]+$/.test(p.trim())),
+      'comma-separated list of <id>:<base64 key>',
+    ),
 
-    RATE_LIMIT_DEFAULT_RPM: positiveInt.default(60),
-    RATE_LIMIT_WINDOW_SECONDS: positiveInt.default(60),
-    JSON_BODY_LIMIT_BYTES: positiveInt.default(1024 * 1024),
-    // S14: largest schema the registry accepts, measured as canonical JSON.
-    SCHEMA_MAX_BYTES: positiveInt.default(256 * 1024),
+  RATE_LIMIT_DEFAULT_RPM: positiveInt.default(60),
+  RATE_LIMIT_WINDOW_SECONDS: positiveInt.default(60),
+  JSON_BODY_LIMIT_BYTES: positiveInt.default(1024 * 1024),
+  // S14: largest schema the registry accepts, measured as canonical JSON.
+  SCHEMA_MAX_BYTES: positiveInt.default(256 * 1024),
 
-    MAX_UPLOAD_BYTES: positiveInt.default(50 * 1024 * 1024),
-    ZIP_MAX_ENTRY_BYTES: positiveInt.default(50 * 1024 * 1024),
-    ZIP_MAX_TOTAL_BYTES: positiveInt.default(200 * 1024 * 1024),
-    ZIP_MAX_ENTRIES: positiveInt.default(1000),
+  MAX_UPLOAD_BYTES: positiveInt.default(50 * 1024 * 1024),
+  ZIP_MAX_ENTRY_BYTES: positiveInt.default(50 * 1024 * 1024),
+  ZIP_MAX_TOTAL_BYTES: positiveInt.default(200 * 1024 * 1024),
+  ZIP_MAX_ENTRIES: positiveInt.default(1000),
 
-    STORAGE_DRIVER: z.enum(['local', 's3']).default('local'),
-    STORAGE_LOCAL_DIR: z.string().default('data/storage'),
-    S3_ENDPOINT: z.url().optional(),
-    S3_REGION: z.string().default('us-east-1'),
-    S3_BUCKET: z.string().optional(),
-    S3_ACCESS_KEY_ID: z.string().optional(),
-    S3_SECRET_ACCESS_KEY: z.string().optional(),
-    S3_FORCE_PATH_STYLE: bool.default(true),
-  })
-  .superRefine((env, ctx) => {
-    if (env.DEPLOYMENT_MODE === 'managed') {
-      // Managed deployments never run on generated secrets: several hosts must agree on them.
-      for (const name of ['JWT_SECRET', 'ADMIN_JWT_SECRET', 'MASTER_KEY'] as const) {
-        if (!env[name]) ctx.addIssue({ code: 'custom', path: [name], message: 'required in managed mode' });
-      }
+  STORAGE_DRIVER: z.enum(['local', 's3']).default('local'),
+  STORAGE_LOCAL_DIR: z.string().default('data/storage'),
+  S3_ENDPOINT: z.url().optional(),
+  S3_REGION: z.string().default('us-east-1'),
+  S3_BUCKET: z.string().optional(),
+  S3_ACCESS_KEY_ID: z.string().optional(),
+  S3_SECRET_ACCESS_KEY: z.string().optional(),
+  S3_FORCE_PATH_STYLE: bool.default(true),
+});
+
+/**
+ * Requirements that depend on other settings. Checked on the raw values so that they are reported
+ * together with the schema's own problems (zod skips refinements once a field fails).
+ */
+function conditionalProblems(raw: Record<string, string | undefined>): string[] {
+  const problems: string[] = [];
+  if (raw.DEPLOYMENT_MODE === 'managed') {
+    // Managed deployments never run on generated secrets: several hosts must agree on them.
+    for (const name of ['JWT_SECRET', 'ADMIN_JWT_SECRET', 'MASTER_KEY']) {
+      if (!raw[name]) problems.push(`${name}: required in managed mode`);
     }
-    if (env.STORAGE_DRIVER === 's3') {
-      for (const name of ['S3_BUCKET', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY'] as const) {
-        if (!env[name]) ctx.addIssue({ code: 'custom', path: [name], message: 'required when STORAGE_DRIVER=s3' });
-      }
+  }
+  if (raw.STORAGE_DRIVER === 's3') {
+    for (const name of ['S3_BUCKET', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY']) {
+      if (!raw[name]) problems.push(`${name}: required when STORAGE_DRIVER=s3`);
     }
-    if (env.JWT_SECRET && env.JWT_SECRET === env.ADMIN_JWT_SECRET) {
-      ctx.addIssue({ code: 'custom', path: ['ADMIN_JWT_SECRET'], message: 'must differ from JWT_SECRET' });
-    }
-  });
+  }
+  if (raw.JWT_SECRET && raw.JWT_SECRET === raw.ADMIN_JWT_SECRET) {
+    problems.push('ADMIN_JWT_SECRET: must differ from JWT_SECRET');
+  }
+  return problems;
+}
 
 export type Env = z.infer<typeof envSchema>;
 
@@ -101,10 +107,14 @@ export class ConfigError extends Error {
 
 export function parseEnv(source: NodeJS.ProcessEnv): Env {
   // Empty strings count as unset, so `FOO=` in a .env file means "use the default".
-  const cleaned = Object.fromEntries(Object.entries(source).filter(([, v]) => v !== undefined && v !== ''));
+  const cleaned: Record<string, string | undefined> = Object.fromEntries(
+    Object.entries(source).filter(([, v]) => v !== undefined && v !== ''),
+  );
   const result = envSchema.safeParse(cleaned);
-  if (!result.success) {
-    throw new ConfigError(result.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`));
-  }
+  const problems = [
+    ...(result.success ? [] : result.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`)),
+    ...conditionalProblems(cleaned),
+  ];
+  if (problems.length > 0 || !result.success) throw new ConfigError(problems);
   return result.data;
 }

@@ -28,6 +28,8 @@ export interface StartOptions {
   env?: Record<string, string>;
   /** A second instance on the same database, Redis prefix and storage (as two API processes would be). */
   shareWith?: TestApp;
+  /** Receives every log line (JSON) of this instance; the level then defaults to debug. */
+  logSink?: (line: string) => void;
 }
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -52,11 +54,11 @@ export async function startApp(options: StartOptions = {}): Promise<TestApp> {
     ADMIN_JWT_SECRET: options.shareWith?.config.secrets.adminJwtSecret ?? randomBytes(32).toString('hex'),
     MASTER_KEY: shared?.MASTER_KEY ?? randomBytes(32).toString('base64'),
     STORAGE_LOCAL_DIR: storageDir,
-    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    LOG_LEVEL: options.logSink ? 'debug' : (process.env.TEST_LOG_LEVEL ?? 'silent'),
     ...options.env,
   };
   const config = AppConfig.fromEnv(env);
-  const app = await createApp(config, new JsonLogger(config.env.LOG_LEVEL));
+  const app = await createApp(config, new JsonLogger(config.env.LOG_LEVEL, options.logSink));
   const ds = app.get(DataSource);
   const server = app.getHttpServer();
   return {

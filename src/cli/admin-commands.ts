@@ -1,0 +1,148 @@
+import { userInfo } from 'node:os';
+import type { Command } from 'commander';
+import type { AppConfig } from '../config/app-config.js';
+import { CliUsageError } from './format-commands.js';
+
+/** The operator's way in (S6): mint admin tokens and bootstrap tenants and keys from the command line. */
+
+async function loadConfig(): Promise<AppConfig> {
+  const { AppConfig } = await import('../config/app-config.js');
+  return AppConfig.fromEnv(process.env);
+}
+
+function operatorActor(): string {
+  let name = 'operator';
+  try {
+    name = userInfo().username || name;
+  } catch {
+    // no passwd entry (containers): keep the generic name
+  }
+  return `admin:cli:${name}`;
+}
+
+/**
+ * Runs `fn` inside an application context (database migrated, no HTTP listener, no job workers), so
+ * the command line goes through the same services, transactions and audit entries as the admin API.
+ */
+async function withServices<T>(fn: (get: <S>(token: new (...args: never[]) => S) => S) => Promise<T>): Promise<T> {
+  const [{ NestFactory }, { AppModule }, { prepareDatabase }, { JsonLogger }] = await Promise.all([
+    import('@nestjs/core'),
+    import('../app.module.js'),
+    import('../bootstrap.js'),
+    import('../common/logger.js'),
+  ]);
+  const { AppConfig } = await import('../config/app-config.js');
+  const config = AppConfig.fromEnv({ ...process.env, PROCESS_ROLE: 'api' });
+  const logger = new JsonLogger(process.env.LOG_LEVEL === 'debug' ? 'debug' : 'error', (line) =>
+    process.stderr.write(line + '\n'),
+  );
+  await prepareDatabase(config, logger);
+  const ctx = await NestFactory.createApplicationContext(AppModule.register(config), { logger, abortOnError: false });
+  try {
+    return await fn((token) => ctx.get(token));
+  } finally {
+    await ctx.close();
+  }
+}
+
+function print(value: unknown): void {
+  process.stdout.write(JSON.stringify(value, null, 2) + '\n');
+}
+
+export function registerAdminCommands(program: Command): void {
+  const admin = program.command('admin').description('operator commands: admin tokens, tenants, API keys');
+
+  admin
+    .command('token')
+    .description('mint an admin JWT (HS256, admin secret) for the /admin API')
+    .option('--subject <name>', 'who the token is for (the audit actor becomes admin:<name>)', 'operator')
+    .option('--ttl <seconds>', 'lifetime in seconds', '3600')
+    .action(async (opts: { subject: string; ttl: string }) => {
+      const ttl = parsePositive(opts.ttl, '--ttl');
+      const { signAdminToken } = await import('../auth/tokens.js');
+      const config = await loadConfig();
+      process.stdout.write(signAdminToken(config.secrets.adminJwtSecret, opts.subject, ttl) + '\n');
+    });
+
+  admin
+    .command('tenant-token')
+    .description('mint a tenant JWT (HS256) for a service account of a tenant')
+    .requiredOption('--tenant <id>', 'tenant id (UUID)')
+    .option('--subject <id>', 'the sub claim: user or service id', 'service')
+    .action(async (opts: { tenant: string; subject: string }) => {
+      const { signTenantToken } = await import('../auth/tokens.js');
+      const config = await loadConfig();
+      process.stdout.write(
+        signTenantToken(
+          config.secrets.jwtSecret,
+          { tenant_id: opts.tenant, sub: opts.subject },
+          config.tenantTokenTtlSeconds,
+        ) + '\n',
+      );
+    });
+
+  admin
+    .command('create-tenant')
+    .description('create a tenant (prints it as JSON)')
+    .requiredOption('--name <name>', 'display name')
+    .requiredOption('--slug <slug>', 'URL-safe unique identifier')
+    .option('--rate-limit-rpm <n>', 'requests per minute (default 60)')
+    .action(async (opts: { name: string; slug: string; rateLimitRpm?: string }) => {
+      const input = {
+        name: opts.name,
+        slug: opts.slug,
+        rate_limit_rpm: opts.rateLimitRpm ? parsePositive(opts.rateLimitRpm, '--rate-limit-rpm') : undefined,
+      };
+      await validateDto('tenant', input);
+      const { AdminService } = await import('../admin/admin.service.js');
+      print(await withServices((get) => get(AdminService).createTenant(input, { actor: operatorActor(), ip: null })));
+    });
+
+  admin
+    .command('create-key')
+    .description('create an API key for a tenant (the raw key is printed only this once)')
+    .requiredOption('--tenant <id-or-slug>', 'tenant id or slug')
+    .requiredOption('--name <name>', 'what the key is for')
+    .option('--expires-at <iso>', 'expiry, ISO 8601 UTC')
+    .action(async (opts: { tenant: string; name: string; expiresAt?: string }) => {
+      const input = { name: opts.name, expires_at: opts.expiresAt };
+      await validateDto('key', input);
+      const [{ AdminService }, { TenantsRepository }, { AppError }, { isUuid }] = await Promise.all([
+        import('../admin/admin.service.js'),
+        import('../tenants/tenants.repository.js'),
+        import('../common/errors.js'),
+        import('../common/uuid.pipe.js'),
+      ]);
+      print(
+        await withServices(async (get) => {
+          const tenants = get(TenantsRepository);
+          const tenant = isUuid(opts.tenant)
+            ? await tenants.findById(opts.tenant)
+            : await tenants.findBySlug(opts.tenant);
+          if (!tenant) throw AppError.notFound('Tenant');
+          return get(AdminService).createApiKey(tenant.id, input, { actor: operatorActor(), ip: null });
+        }),
+      );
+    });
+}
+
+function parsePositive(value: string, flag: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new CliUsageError(`${flag} must be a positive integer`);
+  return n;
+}
+
+/** The same class-validator rules as the admin API's request bodies. */
+async function validateDto(kind: 'tenant' | 'key', input: object): Promise<void> {
+  const [{ plainToInstance }, { validate }, { CreateTenantDto }, { CreateApiKeyDto }] = await Promise.all([
+    import('class-transformer'),
+    import('class-validator'),
+    import('../admin/dto/tenant.dto.js'),
+    import('../admin/dto/api-key.dto.js'),
+  ]);
+  const cls = kind === 'tenant' ? CreateTenantDto : CreateApiKeyDto;
+  const errors = await validate(plainToInstance(cls as new () => object, input), { whitelist: true });
+  if (errors.length) {
+    throw new CliUsageError(errors.flatMap((e) => Object.values(e.constraints ?? {})).join('; '));
+  }
+}

@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, parseEnv } from './env.js';
+
+describe('parseEnv', () => {
+  it('fills every default from an empty environment', () => {
+    const env = parseEnv({});
+    expect(env).toMatchObject({
+      PORT: 3000,
+      DEPLOYMENT_MODE: 'self-hosted',
+      PROCESS_ROLE: 'all',
+      DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/sdf',
+      REDIS_URL: 'redis://127.0.0.1:6379',
+      MAX_UPLOAD_BYTES: 50 * 1024 * 1024,
+      RATE_LIMIT_DEFAULT_RPM: 60,
+    });
+  });
+
+  it('treats empty strings as unset', () => {
+    expect(parseEnv({ PORT: '' }).PORT).toBe(3000);
+  });
+
+  it('lists every bad or missing value at once', () => {
+    let error: unknown;
+    try {
+      parseEnv({ PORT: 'eighty', PROCESS_ROLE: 'both', DEPLOYMENT_MODE: 'managed', MASTER_KEY: 'c2hvcnQ=' });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const problems = (error as ConfigError).problems.join('\n');
+    for (const name of ['PORT', 'PROCESS_ROLE', 'MASTER_KEY']) expect(problems).toContain(name);
+    // managed mode refuses generated secrets
+    expect(problems).toMatch(/JWT_SECRET: required in managed mode/);
+    expect(problems).toMatch(/ADMIN_JWT_SECRET: required in managed mode/);
+  });
+
+  it('requires the S3 settings only when the S3 driver is chosen', () => {
+    expect(() => parseEnv({ STORAGE_DRIVER: 's3' })).toThrow(/S3_BUCKET/);
+    expect(parseEnv({ STORAGE_DRIVER: 'local' }).STORAGE_DRIVER).toBe('local');
+  });
+
+  it('refuses the same secret for tenant and admin tokens', () => {
+    const same = 'x'.repeat(40);
+    expect(() => parseEnv({ JWT_SECRET: same, ADMIN_JWT_SECRET: same })).toThrow(/must differ/);
+  });
+});

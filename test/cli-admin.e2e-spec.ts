@@ -1,0 +1,73 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startApp, type TestApp } from './helpers/app.js';
+import { distCli, requireBuild, runNode } from './helpers/processes.js';
+
+/** The operator's way in (S6): the built `sdf admin` commands against the same database and secrets. */
+describe('sdf admin (operator CLI)', () => {
+  let t: TestApp;
+  let env: NodeJS.ProcessEnv;
+
+  beforeAll(async () => {
+    requireBuild(distCli);
+    t = await startApp();
+    env = {
+      PATH: process.env.PATH,
+      DATABASE_URL: t.config.env.DATABASE_URL,
+      REDIS_URL: t.config.env.REDIS_URL,
+      REDIS_PREFIX: t.config.env.REDIS_PREFIX,
+      JWT_SECRET: t.config.secrets.jwtSecret,
+      ADMIN_JWT_SECRET: t.config.secrets.adminJwtSecret,
+      MASTER_KEY: t.config.env.MASTER_KEY,
+      STORAGE_LOCAL_DIR: t.config.env.STORAGE_LOCAL_DIR,
+    };
+  });
+  afterAll(() => t.close());
+
+  it('mints an admin token, creates a tenant and a key that the API then accepts, all audited', async () => {
+    const token = await runNode([distCli, 'admin', 'token', '--subject', 'alice', '--ttl', '600'], env);
+    expect(token.code).toBe(0);
+    const adminJwt = token.stdout.trim();
+
+    const slug = `cli-${randomBytes(3).toString('hex')}`;
+    const created = await runNode([distCli, 'admin', 'create-tenant', '--name', 'CLI Tenant', '--slug', slug], env);
+    expect(created.stderr).toBe('');
+    expect(created.code).toBe(0);
+    const tenant = JSON.parse(created.stdout) as { id: string; slug: string };
+    expect(tenant.slug).toBe(slug);
+
+    const key = await runNode([distCli, 'admin', 'create-key', '--tenant', slug, '--name', 'bootstrap'], env);
+    expect(key.code).toBe(0);
+    const { key: rawKey } = JSON.parse(key.stdout) as { key: string };
+
+    const whoami = await t.http().get('/tenant').set('X-API-Key', rawKey).expect(200);
+    expect(whoami.body.tenant.id).toBe(tenant.id);
+    const read = await t
+      .http()
+      .get(`/admin/tenants/${tenant.id}`)
+      .set('Authorization', `Bearer ${adminJwt}`)
+      .expect(200);
+    expect(read.body.slug).toBe(slug);
+
+    const audit: { action: string; actor: string }[] = await t.ds.query(
+      `SELECT action, actor FROM audit_log WHERE tenant_id = $1 AND action IN ('tenant.create', 'api_key.create') ORDER BY created_at`,
+      [tenant.id],
+    );
+    expect(audit.map((r) => r.action)).toEqual(['tenant.create', 'api_key.create']);
+    for (const row of audit) expect(row.actor).toMatch(/^admin:cli:/);
+  });
+
+  it('exits with 2 and a message on bad input, and 1 when the tenant does not exist', async () => {
+    const bad = await runNode([distCli, 'admin', 'create-tenant', '--name', 'X', '--slug', 'Not A Slug'], env);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/slug/);
+    const missing = await runNode([distCli, 'admin', 'create-key', '--tenant', 'no-such-tenant', '--name', 'k'], env);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/Tenant not found/);
+    const dup = await runNode([distCli, 'admin', 'create-tenant', '--name', 'A', '--slug', 'dup-cli'], env);
+    expect(dup.code).toBe(0);
+    const again = await runNode([distCli, 'admin', 'create-tenant', '--name', 'B', '--slug', 'dup-cli'], env);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/already exists/);
+  });
+});
