@@ -12,6 +12,7 @@ import { AppConfig } from './config/app-config.js';
 import { dataSourceOptions } from './database/data-source.js';
 import { EventsModule } from './events/events.module.js';
 import { HealthModule } from './health/health.module.js';
+import { DeadLettersModule } from './queue/dead-letters.module.js';
 import { QueueModule } from './queue/queue.module.js';
 import { RateLimitGuard } from './rate-limit/rate-limit.guard.js';
 import { RateLimitModule } from './rate-limit/rate-limit.module.js';
@@ -19,6 +20,7 @@ import { RedisModule } from './redis/redis.module.js';
 import { SchemasModule } from './schemas/schemas.module.js';
 import { SigningKeysModule } from './signing/signing-keys.module.js';
 import { TenantsModule } from './tenants/tenants.module.js';
+import { WebhooksModule } from './webhooks/webhooks.module.js';
 
 /** Imports the feature modules and registers the global guard chain, filter and pipe; nothing else. */
 @Module({})
@@ -38,6 +40,8 @@ export class AppModule {
         RateLimitModule,
         HealthModule,
         AdminModule,
+        DeadLettersModule,
+        WebhooksModule.register(config),
         SchemasModule,
         SigningKeysModule,
       ],

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CryptoBox } from '../src/common/crypto-box.js';
 import { MasterKeyRotationError, rotateMasterKey } from '../src/signing/master-key-rotation.js';
 import { privateKeyAssociatedData, SigningKeysService } from '../src/signing/signing-keys.service.js';
+import { secretAssociatedData } from '../src/webhooks/webhooks.service.js';
 import { startApp, type TestApp } from './helpers/app.js';
 import { createTenant, type TenantFixture } from './helpers/tenants.js';
 
@@ -25,6 +26,8 @@ describe('master key rotation (S7) and secrets in logs', () => {
   const writes = { out: process.stdout.write.bind(process.stdout), err: process.stderr.write.bind(process.stderr) };
   let t: TestApp;
   let tenants: TenantFixture[];
+  let webhook: { id: string };
+  const webhookSecret = randomBytes(24).toString('base64url');
   const plaintexts = new Map<string, string>();
   const sealedRows = (): Promise<KeyRow[]> =>
     t.ds.query(`SELECT id, tenant_id, key_id, private_key_enc FROM signing_keys ORDER BY id`);
@@ -46,6 +49,14 @@ describe('master key rotation (S7) and secrets in logs', () => {
       .set('Authorization', `Bearer ${t.adminToken()}`)
       .send({ algorithm: 'RSA-2048' })
       .expect(201);
+    webhook = (
+      await t
+        .http()
+        .post('/webhooks')
+        .set('X-API-Key', tenants[1].apiKey)
+        .send({ url: 'https://receiver.example/hook', secret: webhookSecret, events: ['document.signed'] })
+        .expect(201)
+    ).body as { id: string };
     const box1 = new CryptoBox(new Map([['1', k1]]), '1');
     for (const row of await sealedRows()) {
       plaintexts.set(row.id, box1.decryptString(row.private_key_enc, privateKeyAssociatedData(row)));
@@ -82,20 +93,23 @@ describe('master key rotation (S7) and secrets in logs', () => {
     );
     const result = await rotateMasterKey(t.ds, box, { batchSize: 2 });
     expect(result.currentKeyId).toBe('2');
-    expect(result.resealed).toBe(3);
+    expect(result.resealed).toBe(4);
     expect(result.columns.map((c) => `${c.table}.${c.column}`)).toEqual([
       'signing_keys.private_key_enc',
       'webhooks.secret_enc',
     ]);
     expect(result.columns[0]).toEqual({ table: 'signing_keys', column: 'private_key_enc', resealed: 3, current: 0 });
-    // No webhook exists here: its table is either absent in this build (skipped) or empty.
-    expect(result.columns[1]).toMatchObject({ resealed: 0, current: 0 });
+    expect(result.columns[1]).toEqual({ table: 'webhooks', column: 'secret_enc', resealed: 1, current: 0 });
     // Readable with the new master key alone, and the same private keys as before.
     const onlyNew = new CryptoBox(new Map([['2', k2]]), '2');
     for (const row of await sealedRows()) {
       expect(CryptoBox.keyIdOf(row.private_key_enc)).toBe('2');
       expect(onlyNew.decryptString(row.private_key_enc, privateKeyAssociatedData(row))).toBe(plaintexts.get(row.id));
     }
+    const [{ secret_enc }] = (await t.ds.query(`SELECT secret_enc FROM webhooks WHERE id = $1`, [webhook.id])) as {
+      secret_enc: string;
+    }[];
+    expect(onlyNew.decryptString(secret_enc, secretAssociatedData(webhook.id))).toBe(webhookSecret);
     // A second run has nothing left to do.
     const again = await rotateMasterKey(t.ds, box);
     expect(again.resealed).toBe(0);
@@ -164,7 +178,7 @@ describe('master key rotation (S7) and secrets in logs', () => {
     const text = captured.join('');
     // The capture works: debug-level request lines were written.
     expect(text).toContain('"msg":"request"');
-    for (const secret of [...encodings(k1), ...encodings(k2)]) expect(text).not.toContain(secret);
+    for (const secret of [...encodings(k1), ...encodings(k2), webhookSecret]) expect(text).not.toContain(secret);
     expect(text).not.toMatch(/PRIVATE KEY/);
     for (const pem of plaintexts.values()) {
       expect(text).not.toContain(

@@ -71,6 +71,13 @@ export const envSchema = z.object({
   S3_ACCESS_KEY_ID: z.string().optional(),
   S3_SECRET_ACCESS_KEY: z.string().optional(),
   S3_FORCE_PATH_STYLE: bool.default(true),
+
+  // Webhooks (S9, S10). Unset WEBHOOK_ALLOW_PRIVATE_TARGETS follows the deployment: allowed self-hosted, refused managed.
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: bool.optional(),
+  WEBHOOK_TIMEOUT_MS: positiveInt.default(10_000),
+  WEBHOOK_RETRY_BASE_DELAY_MS: positiveInt.default(2000),
+  WEBHOOK_DISPATCH_INTERVAL_MS: positiveInt.default(1000),
+  WEBHOOK_CONCURRENCY: positiveInt.default(10),
 });
 
 /**

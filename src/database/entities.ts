@@ -4,6 +4,7 @@ import { OutboxEvent } from '../events/entities/outbox-event.entity.js';
 import { RegisteredSchema } from '../schemas/entities/registered-schema.entity.js';
 import { SigningKey } from '../signing/entities/signing-key.entity.js';
 import { Tenant } from '../tenants/entities/tenant.entity.js';
+import { Webhook } from '../webhooks/entities/webhook.entity.js';
 
 /** Every entity, listed explicitly (ES modules and vitest rule out glob loading). */
-export const entities = [Tenant, ApiKey, AuditLogEntry, OutboxEvent, RegisteredSchema, SigningKey];
+export const entities = [Tenant, ApiKey, AuditLogEntry, OutboxEvent, Webhook, SigningKey, RegisteredSchema];

@@ -20,6 +20,15 @@ export const DEFAULT_JOB_OPTIONS: JobsOptions = {
   removeOnFail: false,
 };
 
+/**
+ * S9 / SDF-SPEC Events: a webhook delivery is one try plus retries after base, 2x and 4x base
+ * (2 s, 4 s, 8 s by default): 4 attempts. BullMQ's exponential backoff waits base * 2^(n-1) after
+ * the n-th failure, which is exactly that schedule. Out of attempts it stays in the failed set.
+ */
+export function webhookDeliveryJobOptions(baseDelayMs: number): JobsOptions {
+  return { ...DEFAULT_JOB_OPTIONS, attempts: 4, backoff: { type: 'exponential', delay: baseDelayMs } };
+}
+
 /** The public job id of S9: `{queue-name}:{queue-job-id}`. */
 export function publicJobId(queue: QueueName, jobId: string | undefined): string {
   return `${queue}:${jobId ?? ''}`;

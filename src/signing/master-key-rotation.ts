@@ -1,5 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { CryptoBox } from '../common/crypto-box.js';
+import { secretAssociatedData } from '../webhooks/webhooks.service.js';
 import { privateKeyAssociatedData } from './signing-keys.service.js';
 
 /** A column holding CryptoBox-sealed values, with how its associated data is derived from the row. */
@@ -23,8 +24,7 @@ export const SEALED_COLUMNS: SealedColumn[] = [
     inputs: ['tenant_id', 'key_id'],
     associatedData: (r) => privateKeyAssociatedData({ tenant_id: r.tenant_id, key_id: r.key_id }),
   },
-  // The webhooks feature seals its HMAC secrets with `webhook:<id>` (S7).
-  { table: 'webhooks', column: 'secret_enc', inputs: [], associatedData: (r) => `webhook:${r.id}` },
+  { table: 'webhooks', column: 'secret_enc', inputs: [], associatedData: (r) => secretAssociatedData(r.id) },
 ];
 
 export interface ColumnRotation {

@@ -1,0 +1,180 @@
+import { InjectQueue } from '@nestjs/bullmq';
+import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { Queue } from 'bullmq';
+import pg from 'pg';
+import type { DataSource } from 'typeorm';
+import { AppConfig } from '../config/app-config.js';
+import type { EventName, EventPayload } from '../events/events.js';
+import { QueueName, webhookDeliveryJobOptions } from '../queue/queues.js';
+import { deliveryJobId, type WebhookDeliveryJobData } from './jobs/delivery-job.js';
+import { WebhooksService } from './webhooks.service.js';
+
+const BATCH_SIZE = 100;
+/** The channel the outbox trigger notifies on each committed insert (see the webhooks migration). */
+const OUTBOX_CHANNEL = 'outbox_events';
+const RELISTEN_DELAY_MS = 2000;
+/** An enqueue that hangs (Redis away) is abandoned after this; the rows stay undispatched. */
+const ENQUEUE_TIMEOUT_MS = 15_000;
+
+interface OutboxRow {
+  id: string;
+  tenant_id: string;
+  event: EventName;
+  payload: EventPayload;
+}
+
+/**
+ * Hands outbox events to the `webhook-delivery` queue: one job per active webhook of the event's
+ * tenant subscribed to the event. A row is marked dispatched in the same transaction that locked it,
+ * after the enqueue succeeded, so an event is never lost while Redis is away (it is retried on the
+ * next pass) and several worker processes never take the same row (FOR UPDATE SKIP LOCKED). A pass
+ * repeated after a crash between enqueue and commit enqueues the same job ids: BullMQ ignores them.
+ */
+@Injectable()
+export class OutboxDispatcher implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger(OutboxDispatcher.name);
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private stopped = false;
+  /** A nudge arrived during a pass: run another right after it. */
+  private again = false;
+  private listener: pg.Client | undefined;
+
+  constructor(
+    @InjectDataSource() private readonly ds: DataSource,
+    @InjectQueue(QueueName.WebhookDelivery) private readonly queue: Queue<WebhookDeliveryJobData>,
+    private readonly webhooks: WebhooksService,
+    private readonly config: AppConfig,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.schedule(0);
+    void this.listen();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.listener?.end().catch(() => undefined);
+    await this.running;
+  }
+
+  /** A pass now rather than at the next tick; passes never overlap. */
+  nudge(): void {
+    if (this.stopped) return;
+    if (this.running) this.again = true;
+    else this.schedule(0);
+  }
+
+  /**
+   * LISTEN on a dedicated connection so an event is handed over right after its transaction commits.
+   * Losing the connection only costs latency (the poll loop carries on); it is re-established.
+   */
+  private async listen(): Promise<void> {
+    if (this.stopped) return;
+    const client = new pg.Client({ connectionString: this.config.env.DATABASE_URL });
+    this.listener = client;
+    let retried = false;
+    const relisten = (err?: Error) => {
+      if (retried || this.stopped) return;
+      retried = true;
+      if (err) this.logger.warn({ msg: 'outbox listener lost; polling meanwhile', error: err.message });
+      client.removeAllListeners('notification');
+      void client.end().catch(() => undefined);
+      setTimeout(() => void this.listen(), RELISTEN_DELAY_MS).unref();
+    };
+    client.on('notification', () => this.nudge());
+    client.on('error', relisten);
+    client.on('end', () => relisten());
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${OUTBOX_CHANNEL}`);
+      // Events committed while we were not listening are picked up by this pass.
+      this.nudge();
+    } catch (err) {
+      relisten(err as Error);
+    }
+  }
+
+  /** Dispatches until the outbox is drained; returns how many events were handed over. */
+  async drain(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const n = await this.dispatchBatch();
+      total += n;
+      if (n < BATCH_SIZE || this.stopped) return total;
+    }
+  }
+
+  async dispatchBatch(): Promise<number> {
+    return this.ds.transaction(async (m) => {
+      const rows: OutboxRow[] = await m.query(
+        `SELECT id, tenant_id, event, payload FROM outbox_events
+          WHERE dispatched_at IS NULL
+          ORDER BY created_at, id
+          LIMIT $1
+          FOR UPDATE SKIP LOCKED`,
+        [BATCH_SIZE],
+      );
+      if (rows.length === 0) return 0;
+      const jobs: { name: string; data: WebhookDeliveryJobData; opts: ReturnType<typeof webhookDeliveryJobOptions> }[] =
+        [];
+      const options = webhookDeliveryJobOptions(this.config.env.WEBHOOK_RETRY_BASE_DELAY_MS);
+      for (const row of rows) {
+        // SDF-SPEC Events: only active webhooks of this tenant whose list names the event.
+        const subscribers = await this.webhooks.subscribers(m, row.tenant_id, row.event);
+        const body = JSON.stringify(row.payload);
+        for (const webhook of subscribers) {
+          jobs.push({
+            name: row.event,
+            data: {
+              tenant_id: row.tenant_id,
+              webhook_id: webhook.id,
+              event_id: row.id,
+              event: row.event,
+              document_id: row.payload.document_id,
+              body,
+            },
+            opts: { ...options, jobId: deliveryJobId(row.id, webhook.id) },
+          });
+        }
+      }
+      if (jobs.length > 0) await withTimeout(this.queue.addBulk(jobs), ENQUEUE_TIMEOUT_MS);
+      await m.query(`UPDATE outbox_events SET dispatched_at = now() WHERE id = ANY($1::uuid[])`, [
+        rows.map((r) => r.id),
+      ]);
+      return rows.length;
+    });
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.stopped) return;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.running = this.drain()
+        .then(
+          (n) => {
+            if (n > 0) this.logger.debug({ msg: 'outbox dispatched', events: n });
+          },
+          (err: unknown) => {
+            this.logger.warn({ msg: 'outbox dispatch failed; will retry', error: (err as Error).message });
+          },
+        )
+        .finally(() => {
+          this.running = undefined;
+          const now = this.again;
+          this.again = false;
+          this.schedule(now ? 0 : this.config.env.WEBHOOK_DISPATCH_INTERVAL_MS);
+        });
+    }, delayMs);
+  }
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`enqueue timed out after ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
