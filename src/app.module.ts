@@ -18,6 +18,8 @@ import { QueueModule } from './queue/queue.module.js';
 import { RateLimitGuard } from './rate-limit/rate-limit.guard.js';
 import { RateLimitModule } from './rate-limit/rate-limit.module.js';
 import { RedisModule } from './redis/redis.module.js';
+import { SchemasModule } from './schemas/schemas.module.js';
+import { SigningKeysModule } from './signing/signing-keys.module.js';
 import { StorageModule } from './storage/storage.module.js';
 import { TenantsModule } from './tenants/tenants.module.js';
 import { WebhooksModule } from './webhooks/webhooks.module.js';
@@ -44,6 +46,8 @@ export class AppModule {
         DocumentsModule.register(config),
         DeadLettersModule,
         WebhooksModule.register(config),
+        SchemasModule,
+        SigningKeysModule,
       ],
       providers: [
         // Order matters: authentication first, then the per-tenant rate limit (S12 "after authentication").

@@ -4,6 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { AppModule } from './app.module.js';
+import { JsonTooDeepError, MAX_JSON_BODY_DEPTH, jsonDepthExceeds } from './common/json-depth.js';
 import { JsonLogger } from './common/logger.js';
 import { requestContext } from './common/request-context.js';
 import type { AppConfig } from './config/app-config.js';
@@ -58,7 +59,15 @@ export async function createApp(config: AppConfig, logger: LoggerService = new J
   app.disable('x-powered-by');
   app.use(requestScope(logger));
   // JSON bodies are small by nature; file uploads are multipart and streamed by their own handler.
-  app.use(express.json({ limit: config.env.JSON_BODY_LIMIT_BYTES, type: ['application/json', 'application/*+json'] }));
+  app.use(
+    express.json({
+      limit: config.env.JSON_BODY_LIMIT_BYTES,
+      type: ['application/json', 'application/*+json'],
+      verify: (_req, _res, buf) => {
+        if (jsonDepthExceeds(buf, MAX_JSON_BODY_DEPTH)) throw new JsonTooDeepError(MAX_JSON_BODY_DEPTH);
+      },
+    }),
+  );
   app.enableShutdownHooks();
   if (config.runsApi) mountOpenApi(app, config.version);
   await app.init();

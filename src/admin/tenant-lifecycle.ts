@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
+import { SigningKeysService } from '../signing/signing-keys.service.js';
 import type { Tenant } from '../tenants/entities/tenant.entity.js';
 
 /**
@@ -8,5 +9,9 @@ import type { Tenant } from '../tenants/entities/tenant.entity.js';
  */
 @Injectable()
 export class TenantLifecycle {
-  async tenantCreated(_m: EntityManager, _tenant: Tenant): Promise<void> {}
+  constructor(private readonly signingKeys: SigningKeysService) {}
+
+  async tenantCreated(m: EntityManager, tenant: Tenant): Promise<void> {
+    await this.signingKeys.createInitialKey(m, tenant.id);
+  }
 }

@@ -74,6 +74,9 @@ export class AllExceptionsFilter implements ExceptionFilter {
       if (parser.type === 'entity.too.large') {
         return { status: 413, body: errorBody('PAYLOAD_TOO_LARGE', 'Request body is too large'), headers: {} };
       }
+      if (parser.type === 'entity.too.deep') {
+        return { status: 400, body: errorBody('VALIDATION_ERROR', (exception as Error).message), headers: {} };
+      }
       if (parser.type === 'entity.parse.failed') {
         return { status: 400, body: errorBody('VALIDATION_ERROR', 'Request body is not valid JSON'), headers: {} };
       }

@@ -55,6 +55,8 @@ export const envSchema = z.object({
   RATE_LIMIT_DEFAULT_RPM: positiveInt.default(60),
   RATE_LIMIT_WINDOW_SECONDS: positiveInt.default(60),
   JSON_BODY_LIMIT_BYTES: positiveInt.default(1024 * 1024),
+  // S14: largest schema the registry accepts, measured as canonical JSON.
+  SCHEMA_MAX_BYTES: positiveInt.default(256 * 1024),
 
   MAX_UPLOAD_BYTES: positiveInt.default(50 * 1024 * 1024),
   ZIP_MAX_ENTRY_BYTES: positiveInt.default(50 * 1024 * 1024),

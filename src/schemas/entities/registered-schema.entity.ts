@@ -1,0 +1,29 @@
+import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+
+/** S14: one published revision of a tenant's schema. */
+@Entity({ name: 'schemas' })
+@Index(['tenant_id', 'schema_id', 'version'], { unique: true })
+export class RegisteredSchema {
+  @PrimaryGeneratedColumn('uuid')
+  id: string;
+
+  @Column({ type: 'uuid' })
+  tenant_id: string;
+
+  /** `<type>/v<major>[.<minor>...]`, e.g. `invoice/v1`. */
+  @Column({ type: 'text' })
+  schema_id: string;
+
+  @Column({ type: 'text' })
+  version: string;
+
+  @Column({ type: 'jsonb' })
+  schema: Record<string, unknown>;
+
+  /** Lowercase hex SHA-256 of the RFC 8785 canonical JSON of `schema` (compared with an archive's schema.json). */
+  @Column({ type: 'char', length: 64 })
+  content_hash: string;
+
+  @CreateDateColumn({ type: 'timestamptz' })
+  created_at: Date;
+}

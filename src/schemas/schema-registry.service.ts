@@ -1,0 +1,166 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { QueryFailedError, type DataSource, type EntityManager } from 'typeorm';
+import { AuditService } from '../audit/audit.service.js';
+import { AppConfig } from '../config/app-config.js';
+import { AppError } from '../common/errors.js';
+import { canonicalJson, compileSchema, isSdfError, sha256Hex } from '../sdf/index.js';
+import { SCHEMA_ID_PATTERN, type CreateSchemaDto } from './dto/schema.dto.js';
+import { RegisteredSchema } from './entities/registered-schema.entity.js';
+
+export interface SchemaActor {
+  actor: string;
+  ip: string | null;
+}
+
+/** Deeper than any schema a person writes; keeps recursive walkers (canonical JSON, ajv) far from the stack limit. */
+export const MAX_SCHEMA_DEPTH = 64;
+
+function isUniqueViolation(err: unknown): boolean {
+  return err instanceof QueryFailedError && (err.driverError as { code?: string }).code === '23505';
+}
+
+/**
+ * Nesting depth of a JSON value and whether any key or string holds U+0000, found without recursion so
+ * hostile input cannot overflow the stack. Stops once the depth limit is crossed.
+ */
+function scan(value: unknown, depthLimit: number): { depth: number; nul: boolean } {
+  let depth = 0;
+  let nul = false;
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0 && depth <= depthLimit) {
+    const [node, level] = stack.pop()!;
+    if (typeof node === 'string') {
+      nul ||= node.includes('\0');
+      continue;
+    }
+    if (node === null || typeof node !== 'object') continue;
+    depth = Math.max(depth, level);
+    for (const [key, child] of Object.entries(node as object)) {
+      nul ||= key.includes('\0');
+      stack.push([child, level + 1]);
+    }
+  }
+  return { depth, nul };
+}
+
+/**
+ * S14: per-tenant schema registry. Every query is scoped by the tenant; another tenant's schema is
+ * indistinguishable from a missing one (S5).
+ */
+@Injectable()
+export class SchemaRegistryService {
+  constructor(
+    @InjectDataSource() private readonly ds: DataSource,
+    private readonly audit: AuditService,
+    private readonly config: AppConfig,
+  ) {}
+
+  async register(tenantId: string, input: CreateSchemaDto, by: SchemaActor): Promise<RegisteredSchema> {
+    const contentHash = this.checkSchema(input.schema);
+    try {
+      return await this.ds.transaction(async (m) => {
+        const row = await m.save(
+          m.create(RegisteredSchema, {
+            tenant_id: tenantId,
+            schema_id: input.schema_id,
+            version: input.version,
+            schema: input.schema,
+            content_hash: contentHash,
+          }),
+        );
+        await this.audit.record(m, {
+          tenantId,
+          action: 'schema.create',
+          actor: by.actor,
+          ipAddress: by.ip,
+          resourceId: row.id,
+          metadata: { schema_id: row.schema_id, version: row.version, content_hash: contentHash },
+        });
+        return row;
+      });
+    } catch (err) {
+      if (isUniqueViolation(err)) {
+        throw AppError.conflict(`Schema '${input.schema_id}' version '${input.version}' is already registered`);
+      }
+      throw err;
+    }
+  }
+
+  /** Newest first (S14). */
+  list(tenantId: string): Promise<RegisteredSchema[]> {
+    return this.ds.manager.find(RegisteredSchema, {
+      // The list shows no schema bodies; do not load them.
+      select: { id: true, schema_id: true, version: true, created_at: true },
+      where: { tenant_id: tenantId },
+      order: { created_at: 'DESC', id: 'DESC' },
+    });
+  }
+
+  /** The latest version is the most recently registered one, whatever its version string says. */
+  async get(tenantId: string, schemaId: string, version?: string): Promise<RegisteredSchema> {
+    const row = await this.ds.manager.findOne(RegisteredSchema, {
+      where: { tenant_id: tenantId, schema_id: schemaId, ...(version === undefined ? {} : { version }) },
+      order: { created_at: 'DESC', id: 'DESC' },
+    });
+    if (!row) throw AppError.notFound('Schema');
+    return row;
+  }
+
+  /**
+   * S14 `registry_match` for an archive whose meta.json names `schemaId` and whose schema.json has
+   * the canonical SHA-256 `embeddedSchemaHash` (ValidationResult.schema_sha256): `null` when the tenant
+   * has not registered that id, `true` when any registered version has the same content, else `false`.
+   * Informational only: the embedded schema stays authoritative (SDF-SPEC rule 6).
+   */
+  async matchFor(
+    tenantId: string,
+    schemaId: string | null | undefined,
+    embeddedSchemaHash: string | null | undefined,
+    manager: EntityManager = this.ds.manager,
+  ): Promise<boolean | null> {
+    if (!schemaId || !SCHEMA_ID_PATTERN.test(schemaId)) return null;
+    const rows = await manager.find(RegisteredSchema, {
+      select: { content_hash: true },
+      where: { tenant_id: tenantId, schema_id: schemaId },
+    });
+    if (rows.length === 0) return null;
+    if (!embeddedSchemaHash) return false;
+    const wanted = embeddedSchemaHash.toLowerCase();
+    return rows.some((r) => r.content_hash === wanted);
+  }
+
+  /** Size, depth and F6 compilation; returns the content hash. Every failure is 400 VALIDATION_ERROR. */
+  private checkSchema(schema: Record<string, unknown>): string {
+    const { depth, nul } = scan(schema, MAX_SCHEMA_DEPTH);
+    if (depth > MAX_SCHEMA_DEPTH) {
+      throw AppError.badRequest('Schema is nested too deeply', [
+        { path: '/schema', message: `nesting deeper than ${MAX_SCHEMA_DEPTH} levels` },
+      ]);
+    }
+    const canonical = canonicalJson(schema);
+    const limit = this.config.env.SCHEMA_MAX_BYTES;
+    if (Buffer.byteLength(canonical) > limit) {
+      throw AppError.badRequest('Schema is too large', [
+        { path: '/schema', message: `canonical JSON exceeds ${limit} bytes` },
+      ]);
+    }
+    // PostgreSQL jsonb cannot hold U+0000; refuse it here instead of failing in the database.
+    if (nul) {
+      throw AppError.badRequest('Schema contains a NUL character', [
+        { path: '/schema', message: 'U+0000 is not allowed in a registered schema' },
+      ]);
+    }
+    try {
+      compileSchema(schema);
+    } catch (err) {
+      if (!isSdfError(err)) throw err;
+      // F6: the same compiler as validation, so a schema accepted here also compiles inside an archive.
+      throw AppError.badRequest(
+        'Schema does not compile as JSON Schema Draft 2020-12',
+        err.details.map((d) => ({ path: `/schema${d.path}`, message: d.message })),
+      );
+    }
+    return sha256Hex(canonical);
+  }
+}

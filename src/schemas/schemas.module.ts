@@ -1,0 +1,11 @@
+import { Module } from '@nestjs/common';
+import { SchemaRegistryService } from './schema-registry.service.js';
+import { SchemasController } from './schemas.controller.js';
+
+/** S14: exports SchemaRegistryService so validation can report `registry_match`. */
+@Module({
+  controllers: [SchemasController],
+  providers: [SchemaRegistryService],
+  exports: [SchemaRegistryService],
+})
+export class SchemasModule {}

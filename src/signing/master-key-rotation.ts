@@ -1,0 +1,124 @@
+import type { DataSource } from 'typeorm';
+import { CryptoBox } from '../common/crypto-box.js';
+import { secretAssociatedData } from '../webhooks/webhooks.service.js';
+import { privateKeyAssociatedData } from './signing-keys.service.js';
+
+/** A column holding CryptoBox-sealed values, with how its associated data is derived from the row. */
+export interface SealedColumn {
+  table: string;
+  column: string;
+  /** Row columns (besides `id`) the associated data is made from. */
+  inputs: string[];
+  associatedData: (row: Record<string, string>) => string | undefined;
+}
+
+/**
+ * S7: every column in the database that holds a sealed secret. A feature that seals a new kind of
+ * secret adds its column here, with the associated data it seals with, so master-key rotation
+ * covers it. Tables that do not exist in this deployment are skipped and reported.
+ */
+export const SEALED_COLUMNS: SealedColumn[] = [
+  {
+    table: 'signing_keys',
+    column: 'private_key_enc',
+    inputs: ['tenant_id', 'key_id'],
+    associatedData: (r) => privateKeyAssociatedData({ tenant_id: r.tenant_id, key_id: r.key_id }),
+  },
+  { table: 'webhooks', column: 'secret_enc', inputs: [], associatedData: (r) => secretAssociatedData(r.id) },
+];
+
+export interface ColumnRotation {
+  table: string;
+  column: string;
+  /** Values re-encrypted under the current master key by this run. */
+  resealed: number;
+  /** Values already under the current master key. */
+  current: number;
+  skipped?: 'table missing';
+}
+
+export interface MasterKeyRotationResult {
+  currentKeyId: string;
+  resealed: number;
+  columns: ColumnRotation[];
+}
+
+export class MasterKeyRotationError extends Error {
+  override readonly name = 'MasterKeyRotationError';
+}
+
+const quote = (identifier: string) => `"${identifier.replace(/"/g, '""')}"`;
+
+/**
+ * S7 master-key rotation, step 2 of the procedure in docs/signing-keys.md: re-encrypts every sealed
+ * secret that is not under the current master key id (`cryptoBox` must hold the current key and
+ * every older key still in use). Works in batches, each in its own transaction with the rows locked,
+ * and writes a row only if it did not change meanwhile; safe to interrupt and to run again (a second
+ * run reseals nothing). Never logs or returns key material: only counts.
+ */
+export async function rotateMasterKey(
+  dataSource: DataSource,
+  cryptoBox: CryptoBox,
+  options: { batchSize?: number; columns?: SealedColumn[] } = {},
+): Promise<MasterKeyRotationResult> {
+  const batchSize = options.batchSize ?? 200;
+  const currentPrefix = sealedPrefixOf(cryptoBox.encrypt(''));
+  const result: MasterKeyRotationResult = { currentKeyId: currentPrefix.slice(1), resealed: 0, columns: [] };
+  for (const sealed of options.columns ?? SEALED_COLUMNS) {
+    const entry: ColumnRotation = { table: sealed.table, column: sealed.column, resealed: 0, current: 0 };
+    result.columns.push(entry);
+    const [{ exists }] = (await dataSource.query(`SELECT to_regclass($1) IS NOT NULL AS exists`, [
+      `public.${quote(sealed.table)}`,
+    ])) as { exists: boolean }[];
+    if (!exists) {
+      entry.skipped = 'table missing';
+      continue;
+    }
+    const table = quote(sealed.table);
+    const column = quote(sealed.column);
+    const inputs = sealed.inputs.map((c) => `${quote(c)}::text AS ${quote(c)}`);
+    for (;;) {
+      const done = await dataSource.transaction(async (m) => {
+        const rows = (await m.query(
+          `SELECT id::text AS id, ${column} AS sealed${inputs.map((i) => ', ' + i).join('')}
+             FROM ${table}
+            WHERE ${column} IS NOT NULL AND split_part(${column}, '.', 1) <> $1
+            ORDER BY id
+            LIMIT $2
+              FOR UPDATE`,
+          [currentPrefix, batchSize],
+        )) as (Record<string, string> & { id: string; sealed: string })[];
+        for (const row of rows) {
+          let resealed: string;
+          try {
+            resealed = cryptoBox.reseal(row.sealed, sealed.associatedData(row));
+          } catch (err) {
+            throw new MasterKeyRotationError(
+              `cannot re-encrypt ${sealed.table}.${sealed.column} of row ${row.id} (sealed under master key ` +
+                `${CryptoBox.keyIdOf(row.sealed)}): ${(err as Error).message}`,
+            );
+          }
+          await m.query(`UPDATE ${table} SET ${column} = $1 WHERE id = $2 AND ${column} = $3`, [
+            resealed,
+            row.id,
+            row.sealed,
+          ]);
+        }
+        entry.resealed += rows.length;
+        return rows.length < batchSize;
+      });
+      if (done) break;
+    }
+    const [{ count }] = (await dataSource.query(
+      `SELECT count(*)::int AS count FROM ${table} WHERE split_part(${column}, '.', 1) = $1`,
+      [currentPrefix],
+    )) as { count: number }[];
+    entry.current = count - entry.resealed;
+    result.resealed += entry.resealed;
+  }
+  return result;
+}
+
+function sealedPrefixOf(sealed: string): string {
+  return sealed.slice(0, sealed.indexOf('.'));
+}
