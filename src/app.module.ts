@@ -20,6 +20,7 @@ import { RateLimitModule } from './rate-limit/rate-limit.module.js';
 import { RedisModule } from './redis/redis.module.js';
 import { SchemasModule } from './schemas/schemas.module.js';
 import { SigningKeysModule } from './signing/signing-keys.module.js';
+import { SigningModule } from './signing/signing.module.js';
 import { StorageModule } from './storage/storage.module.js';
 import { TenantsModule } from './tenants/tenants.module.js';
 import { WebhooksModule } from './webhooks/webhooks.module.js';
@@ -48,6 +49,7 @@ export class AppModule {
         WebhooksModule.register(config),
         SchemasModule,
         SigningKeysModule,
+        SigningModule.register(config),
       ],
       providers: [
         // Order matters: authentication first, then the per-tenant rate limit (S12 "after authentication").

@@ -80,6 +80,8 @@ export const envSchema = z.object({
   VALIDATION_TIMEOUT_MS: positiveInt.default(10_000),
   VALIDATION_MAX_MEMORY_MB: positiveInt.default(512),
   VALIDATE_SDF_CONCURRENCY: positiveInt.default(4),
+  // S9: sign-sdf has its own queue and workers, so signing never waits behind a validation backlog.
+  SIGN_SDF_CONCURRENCY: positiveInt.default(2),
   WORKER_LOCK_DURATION_MS: positiveInt.default(30_000),
   WORKER_STALLED_INTERVAL_MS: positiveInt.default(30_000),
   // S9: documents still pending this long after upload are enqueued again (a lost enqueue).

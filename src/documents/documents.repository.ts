@@ -91,6 +91,36 @@ export class DocumentsRepository {
     return this.findForTenant(tenantId, id, m);
   }
 
+  /** The row locked for update (so a concurrent delete waits for the caller's commit), or null. */
+  lockForTenant(m: EntityManager, tenantId: string, id: string): Promise<SdfDocument | null> {
+    return m
+      .createQueryBuilder(SdfDocument, 'd')
+      .setLock('pessimistic_write')
+      .where('d.tenant_id = :tenantId AND d.id = :id', { tenantId, id })
+      .getOne();
+  }
+
+  /**
+   * S3/S9: the signing job's write, conditional on the document still being `valid` and unsigned, so
+   * a repeated or late run changes nothing. Returns the updated row, or null when there was nothing to settle.
+   */
+  async settleSigning(
+    m: EntityManager,
+    tenantId: string,
+    id: string,
+    outcome: { signatureAlgorithm: SignatureAlgorithmName; fileSizeBytes: number },
+  ): Promise<SdfDocument | null> {
+    const [rows] = (await m.query(
+      `UPDATE documents
+          SET status = 'signed', is_signed = true, signature_algorithm = $3, file_size_bytes = $4, updated_at = now()
+        WHERE tenant_id = $1 AND id = $2 AND status = 'valid' AND NOT is_signed
+        RETURNING id`,
+      [tenantId, id, outcome.signatureAlgorithm, outcome.fileSizeBytes],
+    )) as [{ id: string }[], number];
+    if (rows.length === 0) return null;
+    return this.findForTenant(tenantId, id, m);
+  }
+
   /** Deletes and returns the row (locked first, so a concurrent delete answers 404, not a second event). */
   async deleteForTenant(m: EntityManager, tenantId: string, id: string): Promise<SdfDocument | null> {
     const doc = await m

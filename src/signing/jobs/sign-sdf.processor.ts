@@ -1,0 +1,119 @@
+import { Readable } from 'node:stream';
+import { Processor, WorkerHost } from '@nestjs/bullmq';
+import { Inject, Logger } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { Job } from 'bullmq';
+import type { DataSource } from 'typeorm';
+import type { AppConfig } from '../../config/app-config.js';
+import { DocumentsRepository } from '../../documents/documents.repository.js';
+import { eventData } from '../../documents/documents.service.js';
+import type { SdfDocument } from '../../documents/entities/document.entity.js';
+import { ValidationPoolService } from '../../documents/validation-pool.service.js';
+import { EventsService } from '../../events/events.service.js';
+import { QueueName } from '../../queue/queues.js';
+import { signArchive } from '../../sdf/index.js';
+import { STORAGE_DRIVER, StorageNotFoundError, type StorageDriver } from '../../storage/storage-driver.js';
+import { SigningKeysService } from '../signing-keys.service.js';
+import type { SignSdfJob } from './sign-sdf.job.js';
+
+export type SignSdfOutcome = { status: 'signed'; key_id: string } | { skipped: 'gone' | 'already-final' };
+
+/**
+ * S9: the sign workers' own options, applied before the worker is created (module init reads the
+ * `@Processor` metadata). SIGN_SDF_CONCURRENCY is separate from VALIDATE_SDF_CONCURRENCY: the two
+ * queues have their own workers, so sign jobs never queue behind validation jobs.
+ */
+export function configureSignWorker(config: AppConfig): void {
+  Processor(QueueName.SignSdf, {
+    concurrency: config.env.SIGN_SDF_CONCURRENCY,
+    lockDuration: config.env.WORKER_LOCK_DURATION_MS,
+    stalledInterval: config.env.WORKER_STALLED_INTERVAL_MS,
+  })(SignSdfProcessor);
+}
+
+/** S3: only a valid document that carries no signature yet is signed; anything else is final for this job. */
+function signable(doc: SdfDocument): boolean {
+  return doc.status === 'valid' && !doc.is_signed;
+}
+
+/**
+ * SDF-SPEC Background processing, signing job: fetch the stored file, decrypt the tenant's active key,
+ * add signature.sig (F9, no other entry changes), overwrite the object under the same storage key
+ * (atomic, S13), then set signed with a conditional UPDATE and record document.signed in that
+ * transaction. Idempotent (S3): a document already final, or gone, is left alone.
+ */
+@Processor(QueueName.SignSdf)
+export class SignSdfProcessor extends WorkerHost {
+  private readonly logger = new Logger('SignSdfProcessor');
+
+  constructor(
+    @InjectDataSource() private readonly ds: DataSource,
+    @Inject(STORAGE_DRIVER) private readonly storage: StorageDriver,
+    private readonly documents: DocumentsRepository,
+    private readonly events: EventsService,
+    private readonly keys: SigningKeysService,
+    private readonly pool: ValidationPoolService,
+  ) {
+    super();
+  }
+
+  async process(job: Job<SignSdfJob>): Promise<SignSdfOutcome> {
+    const { tenantId, documentId } = job.data;
+    const doc = await this.documents.findForTenant(tenantId, documentId);
+    if (!doc) return { skipped: 'gone' };
+    if (!signable(doc)) return { skipped: 'already-final' };
+
+    let file: Buffer;
+    try {
+      file = await this.storage.getBuffer(doc.storage_key);
+    } catch (err) {
+      // Deleted while queued: nothing to sign. Any other storage fault is retried (S9 attempts).
+      if (err instanceof StorageNotFoundError && !(await this.documents.findForTenant(tenantId, documentId))) {
+        return { skipped: 'gone' };
+      }
+      throw err;
+    }
+
+    // The CPU work happens before the row is locked, so the lock is held only for the write and commit.
+    const key = await this.keys.activeKeyForSigning(tenantId);
+    const signed = await signArchive(file, {
+      privateKeyPem: key.privateKeyPem,
+      algorithm: key.algorithm,
+      keyId: key.keyId,
+      limits: this.pool.limits,
+    });
+
+    const settled = await this.ds.transaction(async (m) => {
+      // The row lock makes a concurrent delete wait for this commit (and then remove the signed file
+      // with the record), so an overwrite never lands after a delete and leaves an orphan behind.
+      const locked = await this.documents.lockForTenant(m, tenantId, documentId);
+      if (!locked || !signable(locked)) return null;
+      // S13: atomic replace under the same key. Should the commit below fail, the stored file is
+      // signed while the record still says valid; the retry signs it again (signArchive replaces
+      // signature.sig) and settles the record.
+      await this.storage.put(locked.storage_key, Readable.from([signed]));
+      const updated = await this.documents.settleSigning(m, tenantId, documentId, {
+        signatureAlgorithm: key.algorithm,
+        fileSizeBytes: signed.length,
+      });
+      if (!updated) return null;
+      // S10 signing event form: data carries the algorithm (and the key it was made with).
+      await this.events.record(m, tenantId, 'document.signed', {
+        ...eventData(updated),
+        algorithm: key.algorithm,
+        key_id: key.keyId,
+      });
+      return updated;
+    });
+    if (!settled) return { skipped: 'already-final' };
+    this.logger.log({
+      msg: 'signed',
+      tenant_id: tenantId,
+      id: documentId,
+      key_id: key.keyId,
+      algorithm: key.algorithm,
+      job_id: job.id,
+    });
+    return { status: 'signed', key_id: key.keyId };
+  }
+}

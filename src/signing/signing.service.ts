@@ -1,0 +1,129 @@
+import { InjectQueue } from '@nestjs/bullmq';
+import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { Queue } from 'bullmq';
+import type { DataSource } from 'typeorm';
+import { AuditService } from '../audit/audit.service.js';
+import type { TenantAuth } from '../auth/auth-context.js';
+import { AppError } from '../common/errors.js';
+import { DocumentsRepository } from '../documents/documents.repository.js';
+import type { SdfDocument } from '../documents/entities/document.entity.js';
+import { ValidationExtensions } from '../documents/validation-extensions.js';
+import { ValidationPoolService } from '../documents/validation-pool.service.js';
+import { publicJobId, QueueName } from '../queue/queues.js';
+import { isSdfError, verifyArchive, type VerifyResult } from '../sdf/index.js';
+import { STORAGE_DRIVER, type StorageDriver } from '../storage/storage-driver.js';
+import { SigningKey } from './entities/signing-key.entity.js';
+import { enqueueSigning } from './jobs/sign-sdf.job.js';
+import { SigningKeysService } from './signing-keys.service.js';
+
+/** Who acts, for audit entries (S11). */
+export interface SigningActor {
+  auth: TenantAuth;
+  ip: string | null;
+}
+
+export interface SignAccepted {
+  id: string;
+  status: string;
+  job_id: string;
+}
+
+/** S3: why a document cannot be signed, in words a client can act on. */
+function notSignable(doc: SdfDocument): string | null {
+  if (doc.is_signed) return 'The document is already signed';
+  switch (doc.status) {
+    case 'valid':
+      return null;
+    case 'pending':
+      return 'The document is still pending validation; only a valid document can be signed';
+    case 'invalid':
+      return 'The document failed validation; only a valid document can be signed';
+    case 'signed':
+      return 'The document is already signed';
+  }
+}
+
+/** POST /sign/:id and POST /verify/:id; also supplies the tenant's keys to validation (F9 trust). */
+@Injectable()
+export class SigningService implements OnModuleInit {
+  constructor(
+    @InjectDataSource() private readonly ds: DataSource,
+    @Inject(STORAGE_DRIVER) private readonly storage: StorageDriver,
+    @InjectQueue(QueueName.SignSdf) private readonly signQueue: Queue,
+    private readonly documents: DocumentsRepository,
+    private readonly audit: AuditService,
+    private readonly keys: SigningKeysService,
+    private readonly extensions: ValidationExtensions,
+    private readonly pool: ValidationPoolService,
+  ) {}
+
+  /** F9/S3: a re-uploaded file signed with one of the tenant's keys (rotated ones included) is trusted. */
+  onModuleInit(): void {
+    this.extensions.useKeyLookup((tenantId) => this.keys.keyLookup(tenantId));
+  }
+
+  /**
+   * Checks the document and the tenant's key and writes the audit entry in one transaction (the row
+   * locked, so a concurrent delete or sign request waits), then enqueues after commit (S9). The job
+   * id is the document id: a repeated request finds the same job and the file is signed once.
+   */
+  async requestSign(actor: SigningActor, id: string): Promise<SignAccepted> {
+    const tenantId = actor.auth.tenantId;
+    const doc = await this.ds.transaction(async (m) => {
+      const found = await this.documents.lockForTenant(m, tenantId, id);
+      if (!found) throw AppError.notFound('Document');
+      const refusal = notSignable(found);
+      if (refusal) throw AppError.invalidState(refusal);
+      const key = await m.findOne(SigningKey, {
+        where: { tenant_id: tenantId, is_active: true },
+        select: { key_id: true, algorithm: true },
+      });
+      if (!key) {
+        throw AppError.invalidState(
+          'The tenant has no active signing key; an operator creates one with POST /admin/tenants/:tenantId/signing-keys',
+        );
+      }
+      await this.audit.record(m, {
+        tenantId,
+        action: 'sign',
+        actor: actor.auth.actor,
+        resourceId: found.id,
+        ipAddress: actor.ip,
+        metadata: { key_id: key.key_id, algorithm: key.algorithm, document_id: found.document_id },
+      });
+      return found;
+    });
+    const jobId = await enqueueSigning(this.signQueue, doc);
+    return { id: doc.id, status: doc.status, job_id: publicJobId(QueueName.SignSdf, jobId) };
+  }
+
+  /**
+   * F9 verification of the stored file against the tenant's keys, rotated ones included; audited
+   * (S11). An unsigned or unreadable file is an answer (`valid: false` with the reason), not an error.
+   */
+  async verify(actor: SigningActor, id: string): Promise<VerifyResult> {
+    const tenantId = actor.auth.tenantId;
+    const doc = await this.documents.findForTenant(tenantId, id);
+    if (!doc) throw AppError.notFound('Document');
+    const file = await this.storage.getBuffer(doc.storage_key);
+    let result: VerifyResult;
+    try {
+      result = await verifyArchive(file, { keyLookup: this.keys.keyLookup(tenantId), limits: this.pool.limits });
+    } catch (err) {
+      if (!isSdfError(err)) throw err;
+      result = { valid: false, algorithm: null, key_id: null, signed_at: null, trusted: false, reason: err.message };
+    }
+    await this.ds.transaction((m) =>
+      this.audit.record(m, {
+        tenantId,
+        action: 'verify',
+        actor: actor.auth.actor,
+        resourceId: doc.id,
+        ipAddress: actor.ip,
+        metadata: { valid: result.valid, trusted: result.trusted, key_id: result.key_id, algorithm: result.algorithm },
+      }),
+    );
+    return result;
+  }
+}
