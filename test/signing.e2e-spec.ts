@@ -302,6 +302,21 @@ describe('signing and verification (F9, S3, S8, S9)', () => {
     ).toEqual({ skipped: 'gone' });
   });
 
+  it('a sign request after a dead-lettered sign job retries it instead of being swallowed by the job id', async () => {
+    const k = await createTenant(t, { rate_limit_rpm: 10_000 });
+    const id = await uploadValid(k);
+    const queue = t.app.get<Queue>(getQueueToken(QueueName.SignSdf));
+    // A job that ran out of attempts: here one attempt, failing because the tenant had no active key.
+    await t.ds.query(`UPDATE signing_keys SET is_active = false WHERE tenant_id = $1`, [k.id]);
+    await queue.add('sign', { tenantId: k.id, documentId: id } satisfies SignSdfJob, { jobId: id, attempts: 1 });
+    await waitUntil(async () => (await queue.getJobState(id)) === 'failed', 'the job to dead-letter');
+    expect(await record(k, id)).toMatchObject({ status: 'valid', is_signed: false });
+
+    await t.ds.query(`UPDATE signing_keys SET is_active = true WHERE tenant_id = $1`, [k.id]);
+    await signToEnd(k, id);
+    expect(await record(k, id)).toMatchObject({ status: 'signed', is_signed: true });
+  });
+
   it('never logs the master key or a private key', () => {
     expect(logs.some((l) => l.includes('"signed"'))).toBe(true);
     const all = logs.join('\n');
