@@ -70,4 +70,23 @@ describe('sdf admin (operator CLI)', () => {
     expect(again.code).toBe(1);
     expect(again.stderr).toMatch(/already exists/);
   });
+
+  it('rotates the master key: every sealed secret ends under the new key id, and no key is printed', async () => {
+    const newKey = randomBytes(32).toString('base64');
+    const rotated = await runNode([distCli, 'admin', 'rotate-master-key'], {
+      ...env,
+      MASTER_KEY: newKey,
+      MASTER_KEY_ID: '2',
+      MASTER_KEYS_PREVIOUS: `1:${env.MASTER_KEY}`,
+    });
+    expect(rotated.stderr).toBe('');
+    expect(rotated.code).toBe(0);
+    const report = JSON.parse(rotated.stdout) as { currentKeyId: string; resealed: number };
+    expect(report.currentKeyId).toBe('2');
+    expect(report.resealed).toBeGreaterThan(0);
+    expect(rotated.stdout).not.toContain(newKey);
+    const rows: { private_key_enc: string }[] = await t.ds.query(`SELECT private_key_enc FROM signing_keys`);
+    expect(rows.length).toBeGreaterThan(0);
+    for (const row of rows) expect(row.private_key_enc).toMatch(/^v2\./);
+  });
 });

@@ -124,6 +124,18 @@ export function registerAdminCommands(program: Command): void {
         }),
       );
     });
+
+  admin
+    .command('rotate-master-key')
+    .description('re-encrypt every stored secret under the current MASTER_KEY (S7); prints counts, never keys')
+    .action(async () => {
+      const [{ DataSource }, { CryptoBox }, { rotateMasterKey }] = await Promise.all([
+        import('typeorm'),
+        import('../common/crypto-box.js'),
+        import('../signing/master-key-rotation.js'),
+      ]);
+      print(await withServices((get) => rotateMasterKey(get(DataSource), get(CryptoBox))));
+    });
 }
 
 function parsePositive(value: string, flag: string): number {
