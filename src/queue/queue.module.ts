@@ -1,8 +1,10 @@
 import { BullModule } from '@nestjs/bullmq';
 import { Global, Module } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
 import type { ConnectionOptions } from 'bullmq';
 import { AppConfig } from '../config/app-config.js';
 import { redisOptions } from '../redis/redis.module.js';
+import { ProcessorCheck } from './processor-check.js';
 import { ALL_QUEUES, DEFAULT_JOB_OPTIONS } from './queues.js';
 
 /**
@@ -12,6 +14,7 @@ import { ALL_QUEUES, DEFAULT_JOB_OPTIONS } from './queues.js';
 @Global()
 @Module({
   imports: [
+    DiscoveryModule,
     BullModule.forRootAsync({
       inject: [AppConfig],
       useFactory: (config: AppConfig) => ({
@@ -22,6 +25,7 @@ import { ALL_QUEUES, DEFAULT_JOB_OPTIONS } from './queues.js';
     }),
     BullModule.registerQueue(...ALL_QUEUES.map((name) => ({ name }))),
   ],
+  providers: [ProcessorCheck],
   exports: [BullModule],
 })
 export class QueueModule {}
