@@ -211,6 +211,8 @@ export function createValidationPool(options: ValidationPoolOptions = {}): Valid
     for (const slot of [...slots]) {
       settle(slot, (job) => job.reject(error));
       exits.push(slot.exited);
+      // An idle worker is unreferenced; referenced again, its exit keeps this process waiting for it.
+      slot.child.ref();
       retire(slot);
     }
     await Promise.all(exits);
