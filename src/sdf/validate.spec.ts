@@ -136,6 +136,14 @@ describe('data.json (F5) and schema.json (F6)', () => {
     ['amount as a number', money(1713.6, 'EUR'), '/totals/gross/amount'],
     ['currency EURO', money('1713.60', 'EURO'), '/totals/gross/currency'],
     ['a lower-case currency', money('1713.60', 'eur'), '/totals/gross/currency'],
+    [
+      'a bad currency inside an array',
+      {
+        ...invoiceData(),
+        line_items: [{ description: 'x', quantity: 1, subtotal: { amount: '1.00', currency: 'XYZ' } }],
+      },
+      '/line_items/0/subtotal/currency',
+    ],
   ])('rejects data with %s as SDF_ERROR_INVALID_DATA', async (_label, data, path) => {
     const result = await validate(buildSdf({ data }));
     expect(result.error).toMatchObject({ code: 'SDF_ERROR_INVALID_DATA', file: 'data.json' });
