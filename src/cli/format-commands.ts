@@ -86,7 +86,7 @@ export function registerFormatCommands(program: Command): void {
       const input = await readInput(file);
       const keyLookup = await keyLookupFrom(options);
       // The same budgets as the service (F6): a hostile schema or a memory bomb ends as a result, not a hang.
-      const pool = createValidationPool({ maxThreads: 1 });
+      const pool = createValidationPool({ maxWorkers: 1 });
       let result: ValidationResult;
       try {
         result = await pool.validate(input, { keyLookup });

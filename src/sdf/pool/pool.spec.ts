@@ -10,7 +10,7 @@ const catastrophicRegex = (): Buffer =>
   });
 
 describe('validation pool (safety budget)', () => {
-  const pool = createValidationPool({ maxThreads: 2, timeoutMs: 3_000, maxOldGenerationSizeMb: 128 });
+  const pool = createValidationPool({ maxWorkers: 2, timeoutMs: 3_000, maxOldGenerationSizeMb: 128 });
   afterAll(() => pool.destroy());
 
   it('gives the same result as in-process validation', async () => {
@@ -56,7 +56,7 @@ describe('validation pool (safety budget)', () => {
   });
 
   it('ends a file that outgrows the heap as SDF_ERROR_ARCHIVE_TOO_LARGE, and the process lives on', async () => {
-    const small = createValidationPool({ maxThreads: 1, timeoutMs: 60_000, maxOldGenerationSizeMb: 32 });
+    const small = createValidationPool({ maxWorkers: 1, timeoutMs: 60_000, maxOldGenerationSizeMb: 32 });
     try {
       // One string of 24 million non-ASCII characters (48 MB of UTF-8, under the 50 MB entry limit) is
       // one value, so no pre-check refuses it. Parsed, it is a 48 MB UTF-16 string on a 32 MB heap: one
@@ -76,7 +76,7 @@ describe('validation pool (safety budget)', () => {
   });
 
   it('destroys cleanly while a worker is busy, answering the file it held', async () => {
-    const busy = createValidationPool({ maxThreads: 1, timeoutMs: 60_000 });
+    const busy = createValidationPool({ maxWorkers: 1, timeoutMs: 60_000 });
     const pending = expect(busy.validate(catastrophicRegex())).rejects.toThrow('the validation pool is destroyed');
     const queued = expect(busy.validate(buildSdf())).rejects.toThrow('the validation pool is destroyed');
     // Give the worker time to start on the regex: the second file sits in the queue meanwhile.

@@ -15,7 +15,8 @@ import type { WorkerMessage, WorkerTask } from './validate-worker.js';
 import { transpiledWorkerUrl } from './ts-sources.js';
 
 export interface ValidationPoolOptions {
-  maxThreads?: number;
+  /** Most worker processes at once; default: one less than the cores, at most 4. */
+  maxWorkers?: number;
   /** Wall-clock budget per file, counted from the moment a worker starts on it. */
   timeoutMs?: number;
   /** Heap budget per worker (V8 old generation). */
@@ -86,7 +87,7 @@ interface Slot {
 export function createValidationPool(options: ValidationPoolOptions = {}): ValidationPool {
   const timeoutMs = options.timeoutMs ?? 10_000;
   const memoryMb = options.maxOldGenerationSizeMb ?? 512;
-  const maxProcesses = options.maxThreads ?? Math.max(1, Math.min(4, availableParallelism() - 1));
+  const maxProcesses = options.maxWorkers ?? Math.max(1, Math.min(4, availableParallelism() - 1));
   const idleTimeoutMs = options.idleTimeoutMs ?? 30_000;
   const modulePath = workerPath();
   const slots = new Set<Slot>();
