@@ -4,11 +4,11 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import {
+  createValidationPool,
   generateKeyPair,
   openArchive,
   pack,
   signArchive,
-  validate,
   verifyArchive,
   type KeyLookup,
   type PublicKeyInfo,
@@ -83,7 +83,16 @@ export function registerFormatCommands(program: Command): void {
     .option('--jwks <file>', 'trusted keys as a JWK set file')
     .option('--jwks-url <url>', 'trusted keys from a JWKS URL')
     .action(async (file: string, options: KeyOptions & { json?: boolean }) => {
-      const result = await validate(await readInput(file), { keyLookup: await keyLookupFrom(options) });
+      const input = await readInput(file);
+      const keyLookup = await keyLookupFrom(options);
+      // The same budgets as the service (F6): a hostile schema or a memory bomb ends as a result, not a hang.
+      const pool = createValidationPool({ maxWorkers: 1 });
+      let result: ValidationResult;
+      try {
+        result = await pool.validate(input, { keyLookup });
+      } finally {
+        await pool.destroy();
+      }
       if (options.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
       else printResult(result);
       process.exitCode = result.valid ? 0 : 1;

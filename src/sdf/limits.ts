@@ -6,12 +6,21 @@ export interface Limits {
   maxTotalBytes: number;
   /** Largest number of entries in the central directory. */
   maxEntries: number;
+  /** Deepest nesting of arrays and objects in data.json and schema.json. */
+  maxJsonDepth: number;
+  /**
+   * Most values (objects, arrays, scalars) in one JSON entry. A few bytes of JSON can parse into an
+   * object of a hundred bytes on the heap; this refuses the obvious memory bombs before parsing.
+   */
+  maxJsonValues: number;
 }
 
 export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   maxEntryBytes: 50 * 1024 * 1024,
   maxTotalBytes: 200 * 1024 * 1024,
   maxEntries: 1000,
+  maxJsonDepth: 256,
+  maxJsonValues: 1_000_000,
 });
 
 export function resolveLimits(overrides?: Partial<Limits>): Limits {

@@ -3,6 +3,7 @@ import { buildSdf, invoiceData, invoiceMeta, INVOICE_SCHEMA } from './testing/bu
 import { validate } from './validate.js';
 import { readMeta } from './read-meta.js';
 import { SdfError } from './errors.js';
+import { isIso4217 } from './rules/data.js';
 
 const withMeta = (patch: Record<string, unknown>, drop: string[] = []): Buffer => {
   const meta = { ...invoiceMeta(), ...patch };
@@ -135,6 +136,14 @@ describe('data.json (F5) and schema.json (F6)', () => {
     ['amount as a number', money(1713.6, 'EUR'), '/totals/gross/amount'],
     ['currency EURO', money('1713.60', 'EURO'), '/totals/gross/currency'],
     ['a lower-case currency', money('1713.60', 'eur'), '/totals/gross/currency'],
+    [
+      'a bad currency inside an array',
+      {
+        ...invoiceData(),
+        line_items: [{ description: 'x', quantity: 1, subtotal: { amount: '1.00', currency: 'XYZ' } }],
+      },
+      '/line_items/0/subtotal/currency',
+    ],
   ])('rejects data with %s as SDF_ERROR_INVALID_DATA', async (_label, data, path) => {
     const result = await validate(buildSdf({ data }));
     expect(result.error).toMatchObject({ code: 'SDF_ERROR_INVALID_DATA', file: 'data.json' });
@@ -171,5 +180,40 @@ describe('data.json (F5) and schema.json (F6)', () => {
     const reordered = Object.fromEntries(Object.entries(INVOICE_SCHEMA).reverse());
     const b = await validate(buildSdf({ entries: { 'schema.json': Buffer.from(JSON.stringify(reordered)) } }));
     expect(b.schema_sha256).toBe(a.schema_sha256);
+  });
+});
+
+describe('schema extensions and currency codes', () => {
+  it('accepts x- extension keywords anywhere in a schema, as annotations', async () => {
+    const schema = {
+      ...INVOICE_SCHEMA,
+      'x-generator': 'erp-export 4.2',
+      properties: {
+        ...INVOICE_SCHEMA.properties,
+        invoice_number: { type: 'string', minLength: 1, 'x-display': { label: 'Invoice no.', order: 1 } },
+      },
+    };
+    expect(await validate(buildSdf({ schema }))).toMatchObject({ valid: true, checks: { schema: 'pass' } });
+    // The extension changes nothing about validation: the data is still checked.
+    const mismatch = await validate(buildSdf({ schema, data: { ...invoiceData(), invoice_number: '' } }));
+    expect(mismatch.error?.code).toBe('SDF_ERROR_SCHEMA_MISMATCH');
+  });
+
+  it.each([
+    ['a misspelt keyword', { type: 'object', properties: { a: { type: 'string', minLenght: 1 } } }],
+    ['an unknown keyword without the x- prefix', { type: 'object', display: 'x' }],
+    ['an upper-case X- prefix', { type: 'object', 'X-Display': 'x' }],
+    ['an unknown format next to an extension', { type: 'string', format: 'no-such-format', 'x-a': 1 }],
+  ])('still rejects %s as SDF_ERROR_INVALID_SCHEMA', async (_label, schema) => {
+    const result = await validate(buildSdf({ schema }));
+    expect(result.error).toMatchObject({ code: 'SDF_ERROR_INVALID_SCHEMA', file: 'schema.json' });
+  });
+
+  it.each(['EUR', 'USD', 'JPY', 'CHF', 'XAF', 'XAU', 'XCG'])('accepts the ISO 4217 code %s', (code) => {
+    expect(isIso4217(code)).toBe(true);
+  });
+
+  it.each(['EURO', 'eur', 'ABC', 'HRK', 'EU', ''])('refuses %s, which is not a current ISO 4217 code', (code) => {
+    expect(isIso4217(code)).toBe(false);
   });
 });

@@ -1,7 +1,8 @@
 import { SdfError, type SdfErrorCode, type SdfErrorDetail } from './errors.js';
-import type { Limits } from './limits.js';
+import { resolveLimits, type Limits } from './limits.js';
 import { inspectPdf } from './pdf/inspect.js';
 import { checkDataRules, parseData } from './rules/data.js';
+import { checkJsonShape } from './rules/json-shape.js';
 import { parseMeta, type NormalizedMeta } from './rules/meta.js';
 import { checkVersion } from './rules/version.js';
 import { compileSchema } from './schema/compile.js';
@@ -89,7 +90,8 @@ export async function validateCore(input: Buffer | string, options: CoreOptions 
   };
   try {
     enter('container');
-    const archive = await openArchive(input, options.limits);
+    const limits = resolveLimits(options.limits);
+    const archive = await openArchive(input, limits);
     const missing = REQUIRED_ENTRIES.filter((name) => name !== 'meta.json' && !archive.files.has(name));
     if (missing.length > 0) {
       // Rule 1; a missing meta.json is SDF_ERROR_INVALID_META (SDF_FORMAT 12.1), judged by the meta check.
@@ -113,8 +115,10 @@ export async function validateCore(input: Buffer | string, options: CoreOptions 
 
     enter('schema');
     let schemaJson: unknown;
+    const schemaBytes = archive.files.get('schema.json')!;
+    checkJsonShape(schemaBytes, 'schema.json', limits, 'SDF_ERROR_INVALID_SCHEMA');
     try {
-      schemaJson = JSON.parse(archive.files.get('schema.json')!.toString('utf8'));
+      schemaJson = JSON.parse(schemaBytes.toString('utf8'));
     } catch (error) {
       const message = `schema.json is not valid JSON: ${(error as Error).message}`;
       throw new SdfError('SDF_ERROR_INVALID_SCHEMA', message, 'schema.json', [{ path: '', message }]);
@@ -124,7 +128,9 @@ export async function validateCore(input: Buffer | string, options: CoreOptions 
     result.checks.schema = 'pass';
 
     enter('data');
-    const data = parseData(archive.files.get('data.json')!);
+    const dataBytes = archive.files.get('data.json')!;
+    checkJsonShape(dataBytes, 'data.json', limits, 'SDF_ERROR_INVALID_DATA');
+    const data = parseData(dataBytes);
     checkDataRules(data); // F5 runs first: its codes are more precise than a schema mismatch.
     const problems = schema.check(data);
     if (problems.length > 0) {
@@ -196,7 +202,13 @@ export async function finishValidation(outcome: CoreOutcome, keyLookup?: KeyLook
   return result;
 }
 
-/** F10: validates an archive in this thread. Untrusted uploads should go through createValidationPool(). */
+/**
+ * F10: validates an archive in this thread, with no time or memory budget. F6 allows either a
+ * linear-time regex engine or a time budget; this implementation chose the budget, which is the pool's
+ * (createValidationPool): a schema with a catastrophic pattern stalls this function as long as the
+ * pattern runs. The service and `sdf validate` therefore judge untrusted files through the pool; this
+ * is for trusted input (a producer checking what it just built, tests, benchmarks).
+ */
 export async function validate(input: Buffer | string, options: ValidateOptions = {}): Promise<ValidationResult> {
   return finishValidation(await validateCore(input, { limits: options.limits }), options.keyLookup);
 }

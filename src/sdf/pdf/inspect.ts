@@ -9,8 +9,30 @@ const FONT_FILES = ['FontFile', 'FontFile2', 'FontFile3'].map((n) => PDFName.of(
 const unsafe = (message: string, path = ''): SdfError =>
   new SdfError('SDF_ERROR_UNSAFE_PDF', message, FILE, [{ path, message }]);
 
+const FS = PDFName.of('FS');
+const TYPE = PDFName.of('Type');
+const SUBTYPE = PDFName.of('Subtype');
+const BASE_FONT = PDFName.of('BaseFont');
+const FONT_DESCRIPTOR = PDFName.of('FontDescriptor');
+const STREAM_FILE = PDFName.of('F');
+const STREAM_FILE_FILTER = PDFName.of('FFilter');
+
+/**
+ * pdf-lib interns names (one PDFName per spelling, process-wide), so the decoded text of each is
+ * computed once; decoding was the largest cost of inspecting a typical file. Weak keys: the cache
+ * follows pdf-lib's own pool and holds nothing beyond it.
+ */
+const decoded = new WeakMap<PDFName, string>();
+
 /** pdf-lib decodes only upper-case `#XX`; decoding its output again catches the lower-case form too. */
-const nameOf = (name: PDFName): string => decodePdfName(name.decodeText());
+function nameOf(name: PDFName): string {
+  let text = decoded.get(name);
+  if (text === undefined) {
+    text = decodePdfName(name.decodeText());
+    decoded.set(name, text);
+  }
+  return text;
+}
 
 /**
  * F8 and rules 2-3: visual.pdf must parse, hold no executable content and reach nothing outside itself.
@@ -48,7 +70,7 @@ export async function inspectPdf(pdf: Buffer): Promise<string[]> {
       const current = stack.pop()!;
       if (current instanceof PDFStream) {
         // F8 / rule 2: a stream whose data lives in an external file.
-        if (current.dict.has(PDFName.of('F')) || current.dict.has(PDFName.of('FFilter'))) {
+        if (current.dict.has(STREAM_FILE) || current.dict.has(STREAM_FILE_FILTER)) {
           throw unsafe(`visual.pdf ${where} is a stream with external data (rule 2)`);
         }
         stack.push(current.dict);
@@ -74,19 +96,19 @@ function checkDict(
   lookup: (obj: PDFObject | undefined) => PDFObject | undefined,
   warnings: Set<string>,
 ): void {
-  const fs = lookup(dict.get(PDFName.of('FS')));
+  const fs = lookup(dict.get(FS));
   if (fs instanceof PDFName && nameOf(fs) === 'URL') {
     throw unsafe(`visual.pdf ${where} has a file specification that points at a URL (rule 2)`);
   }
-  const type = lookup(dict.get(PDFName.of('Type')));
+  const type = lookup(dict.get(TYPE));
   if (!(type instanceof PDFName) || nameOf(type) !== 'Font') return;
-  const subtype = lookup(dict.get(PDFName.of('Subtype')));
+  const subtype = lookup(dict.get(SUBTYPE));
   const subtypeName = subtype instanceof PDFName ? nameOf(subtype) : '';
   // Type0 fonts are judged through their descendant CIDFont; Type3 glyphs are content streams in the file.
   if (subtypeName === 'Type0' || subtypeName === 'Type3') return;
-  const baseFont = lookup(dict.get(PDFName.of('BaseFont')));
+  const baseFont = lookup(dict.get(BASE_FONT));
   const fullName = baseFont instanceof PDFName ? nameOf(baseFont) : '(unnamed)';
-  const descriptor = lookup(dict.get(PDFName.of('FontDescriptor')));
+  const descriptor = lookup(dict.get(FONT_DESCRIPTOR));
   const embedded = descriptor instanceof PDFDict && FONT_FILES.some((key) => descriptor.has(key));
   if (embedded) return;
   const name = fullName.replace(/^[A-Z]{6}\+/, '');

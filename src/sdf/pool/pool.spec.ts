@@ -3,8 +3,14 @@ import { buildSdf, invoiceData } from '../testing/build-sdf.js';
 import { validate } from '../validate.js';
 import { createValidationPool } from './pool.js';
 
+const catastrophicRegex = (): Buffer =>
+  buildSdf({
+    schema: { type: 'object', properties: { invoice_number: { type: 'string', pattern: '^(a+)+$' } } },
+    data: { ...invoiceData(), invoice_number: `${'a'.repeat(40)}!` },
+  });
+
 describe('validation pool (safety budget)', () => {
-  const pool = createValidationPool({ maxThreads: 2, timeoutMs: 3_000, maxOldGenerationSizeMb: 128 });
+  const pool = createValidationPool({ maxWorkers: 2, timeoutMs: 3_000, maxOldGenerationSizeMb: 128 });
   afterAll(() => pool.destroy());
 
   it('gives the same result as in-process validation', async () => {
@@ -13,15 +19,10 @@ describe('validation pool (safety budget)', () => {
   });
 
   it('ends a catastrophic regex as a clear failure and keeps serving', async () => {
-    const schema = {
-      type: 'object',
-      properties: { invoice_number: { type: 'string', pattern: '^(a+)+$' } },
-    };
-    const data = { ...invoiceData(), invoice_number: `${'a'.repeat(40)}!` };
-    const result = await pool.validate(buildSdf({ schema, data }));
+    const result = await pool.validate(catastrophicRegex());
     expect(result.valid).toBe(false);
     expect(result.error?.code).toBe('SDF_ERROR_INVALID_SCHEMA');
-    expect(result.error?.message).toMatch(/time budget/);
+    expect(result.error?.message).toBe('the data check did not finish within the time budget of 3000 ms');
     expect(result.checks).toMatchObject({
       container: 'pass',
       meta: 'pass',
@@ -29,26 +30,60 @@ describe('validation pool (safety budget)', () => {
       data: 'fail',
       pdf: 'skipped',
     });
-    // The worker was terminated and replaced; the pool and this process still answer.
+    // The worker was retired and replaced; the pool and this process still answer.
     expect((await pool.validate(buildSdf())).valid).toBe(true);
   });
 
-  it('ends a file built to exhaust memory as a failure, not a crash', async () => {
-    const small = createValidationPool({ maxThreads: 1, timeoutMs: 10_000, maxOldGenerationSizeMb: 64 });
+  it('refuses JSON that would parse into millions of objects before parsing it', async () => {
+    // About 3 MB of JSON, three million objects once parsed: refused by the value count, not by the heap.
+    const data = Buffer.from(`{"document_type":"invoice","items":[${'{},'.repeat(3_000_000)}{}]}`);
+    const result = await pool.validate(buildSdf({ entries: { 'data.json': data } }));
+    expect(result.error).toMatchObject({
+      code: 'SDF_ERROR_ARCHIVE_TOO_LARGE',
+      file: 'data.json',
+      message: 'data.json holds more than 1000000 values',
+    });
+    expect(result.checks).toMatchObject({ schema: 'pass', data: 'fail' });
+  });
+
+  it('refuses nesting deeper than the limit in data.json and in schema.json', async () => {
+    const deep = (n: number): Buffer => Buffer.from(`${'['.repeat(n)}${']'.repeat(n)}`);
+    const data = await pool.validate(buildSdf({ entries: { 'data.json': deep(300) } }));
+    expect(data.error).toMatchObject({ code: 'SDF_ERROR_INVALID_DATA', file: 'data.json' });
+    const schema = Buffer.from(`{"type":"object","x-deep":${deep(300).toString()}}`);
+    const result = await pool.validate(buildSdf({ entries: { 'schema.json': schema } }));
+    expect(result.error).toMatchObject({ code: 'SDF_ERROR_INVALID_SCHEMA', file: 'schema.json' });
+  });
+
+  it('ends a file that outgrows the heap as SDF_ERROR_ARCHIVE_TOO_LARGE, and the process lives on', async () => {
+    const small = createValidationPool({ maxWorkers: 1, timeoutMs: 60_000, maxOldGenerationSizeMb: 32 });
     try {
-      // About 9 MB of JSON that parses into three million live objects: more than a 64 MB heap holds.
-      const data = Buffer.from(`{"document_type":"invoice","items":[${'{},'.repeat(3_000_000)}{}]}`);
+      // One string of 24 million non-ASCII characters (48 MB of UTF-8, under the 50 MB entry limit) is
+      // one value, so no pre-check refuses it. Parsed, it is a 48 MB UTF-16 string on a 32 MB heap: one
+      // allocation that cannot fit whatever the collector does, so the memory budget ends it, never time.
+      const data = Buffer.from(`{"document_type":"invoice","blob":"${'é'.repeat(24_000_000)}"}`);
       const result = await small.validate(buildSdf({ entries: { 'data.json': data } }));
-      expect(result.valid).toBe(false);
-      // V8 either fails the allocation (memory budget) or collects in circles near the limit until the
-      // time budget ends the worker; both are a clear failure of the data check, and the process lives on.
-      expect(result.error?.message).toMatch(
-        /the data check (exceeded the memory budget|did not finish within the time budget)/,
-      );
-      expect(result.checks.data).toBe('fail');
+      expect(result.error).toMatchObject({
+        code: 'SDF_ERROR_ARCHIVE_TOO_LARGE',
+        file: 'data.json',
+        message: 'the data check exceeded the memory budget of 32 MB',
+      });
+      expect(result.checks).toMatchObject({ schema: 'pass', data: 'fail', pdf: 'skipped' });
       expect((await small.validate(buildSdf())).valid).toBe(true);
     } finally {
       await small.destroy();
     }
+  });
+
+  it('destroys cleanly while a worker is busy, answering the file it held', async () => {
+    const busy = createValidationPool({ maxWorkers: 1, timeoutMs: 60_000 });
+    const pending = expect(busy.validate(catastrophicRegex())).rejects.toThrow('the validation pool is destroyed');
+    const queued = expect(busy.validate(buildSdf())).rejects.toThrow('the validation pool is destroyed');
+    // Give the worker time to start on the regex: the second file sits in the queue meanwhile.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await busy.destroy();
+    await pending;
+    await queued;
+    await expect(busy.validate(buildSdf())).rejects.toThrow('the validation pool is destroyed');
   });
 });

@@ -1,5 +1,6 @@
+import { fork, type ChildProcess } from 'node:child_process';
 import { availableParallelism } from 'node:os';
-import { Piscina } from 'piscina';
+import { fileURLToPath } from 'node:url';
 import { SdfError, type SdfErrorCode } from '../errors.js';
 import {
   CHECK_NAMES,
@@ -10,15 +11,18 @@ import {
   type ValidateOptions,
   type ValidationResult,
 } from '../validate.js';
-import type { WorkerTask } from './validate-worker.js';
+import type { WorkerMessage, WorkerTask } from './validate-worker.js';
 import { transpiledWorkerUrl } from './ts-sources.js';
 
 export interface ValidationPoolOptions {
-  maxThreads?: number;
-  /** Wall-clock budget per file; the worker running it is terminated when it runs out. */
+  /** Most worker processes at once; default: one less than the cores, at most 4. */
+  maxWorkers?: number;
+  /** Wall-clock budget per file, counted from the moment a worker starts on it. */
   timeoutMs?: number;
   /** Heap budget per worker (V8 old generation). */
   maxOldGenerationSizeMb?: number;
+  /** A worker idle this long exits; the next file starts a fresh one. */
+  idleTimeoutMs?: number;
 }
 
 export interface ValidationPool {
@@ -40,90 +44,190 @@ const TIMEOUT_CODES: Record<CheckName, { code: SdfErrorCode; file?: string }> = 
   signature: { code: 'SDF_ERROR_INVALID_SIGNATURE', file: 'signature.sig' },
 };
 
+/** What V8 prints when a heap outgrows --max-old-space-size; the process then aborts. */
+const OUT_OF_MEMORY = /heap out of memory|Reached heap limit/;
+const STDERR_TAIL = 4096;
+
 /**
  * Where the worker module is: next to this file when compiled. From TypeScript sources (the test
  * runner) Node 20 cannot load the .ts worker, so the sources are transpiled once to a temporary folder.
  */
-function workerFilename(): string {
+function workerPath(): string {
   const here = import.meta.url;
-  return here.endsWith('.ts') ? transpiledWorkerUrl(here) : new URL('./validate-worker.js', here).href;
+  return fileURLToPath(here.endsWith('.ts') ? transpiledWorkerUrl(here) : new URL('./validate-worker.js', here));
 }
 
-/** F6 and the safety budget: validation of untrusted bytes in a bounded pool with time and memory limits. */
+interface Job {
+  task: WorkerTask;
+  options: ValidateOptions;
+  resolve(result: ValidationResult): void;
+  reject(error: Error): void;
+}
+
+interface Slot {
+  child: ChildProcess;
+  job?: Job;
+  stage: number;
+  timer?: NodeJS.Timeout;
+  idle?: NodeJS.Timeout;
+  stderr: string;
+  exited: Promise<void>;
+}
+
+/**
+ * The safety budget (F6; hostile files end as a clear failure and the service stays healthy): untrusted
+ * bytes are validated in child processes, one file per process at a time, each with a time limit and a
+ * V8 heap limit.
+ *
+ * Processes, not worker threads: a worker thread that reaches its heap limit can abort the whole
+ * process (V8's out-of-memory handling is fatal when the limit is crossed during garbage collection),
+ * and one that collects in circles near its limit can take minutes to honour terminate(). A child
+ * process that runs out of heap dies alone, and SIGKILL ends a runaway one at once.
+ */
 export function createValidationPool(options: ValidationPoolOptions = {}): ValidationPool {
   const timeoutMs = options.timeoutMs ?? 10_000;
   const memoryMb = options.maxOldGenerationSizeMb ?? 512;
-  const pool = new Piscina({
-    filename: workerFilename(),
-    maxThreads: options.maxThreads ?? Math.max(1, Math.min(4, availableParallelism() - 1)),
-    minThreads: 0,
-    idleTimeout: 30_000,
-    resourceLimits: {
-      maxOldGenerationSizeMb: memoryMb,
-      // A bounded young generation as well: without it a worker can outgrow its limit while being torn
-      // down, and V8 then aborts the whole process instead of only the worker.
-      maxYoungGenerationSizeMb: 16,
-    },
-  });
+  const maxProcesses = options.maxWorkers ?? Math.max(1, Math.min(4, availableParallelism() - 1));
+  const idleTimeoutMs = options.idleTimeoutMs ?? 30_000;
+  const modulePath = workerPath();
+  const slots = new Set<Slot>();
+  const queue: Job[] = [];
+  let nextId = 1;
+  let destroyed = false;
 
-  async function validate(input: Buffer | string, validateOptions: ValidateOptions = {}): Promise<ValidationResult> {
-    const stage = new SharedArrayBuffer(4);
-    const view = new Int32Array(stage);
-    view[0] = NOT_STARTED;
-    const task: WorkerTask = { input, limits: validateOptions.limits, stage };
-    const budget = startBudgetWhenRunning(view, timeoutMs);
-    let outcome: CoreOutcome;
-    try {
-      outcome = (await pool.run(task, { signal: budget.signal })) as CoreOutcome;
-    } catch (error) {
-      const exceeded = budgetExceeded(error);
-      if (exceeded === undefined) throw error;
-      return budgetResult(CHECK_NAMES[Atomics.load(view, 0)] ?? 'container', exceeded, timeoutMs, memoryMb);
-    } finally {
-      budget.release();
-    }
-    return finishValidation(outcome, validateOptions.keyLookup);
+  function spawn(): Slot {
+    const child = fork(modulePath, [], {
+      // A bounded young generation as well, so the heap limit is the whole budget.
+      execArgv: [`--max-old-space-size=${memoryMb}`, '--max-semi-space-size=8'],
+      serialization: 'advanced', // Buffers cross as bytes, not as JSON arrays
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+    });
+    const slot: Slot = {
+      child,
+      stage: -1,
+      stderr: '',
+      exited: new Promise((resolve) => child.once('exit', () => resolve())),
+    };
+    child.stderr!.on('data', (chunk: Buffer) => {
+      slot.stderr = (slot.stderr + chunk.toString('utf8')).slice(-STDERR_TAIL);
+    });
+    child.on('message', (message: WorkerMessage) => onMessage(slot, message));
+    // Always listened to: an 'error' event without a listener would be thrown in this process.
+    child.on('error', () => retire(slot));
+    void slot.exited.then(() => {
+      if (!slots.delete(slot)) return; // retired: its file was already answered
+      clearTimeout(slot.idle);
+      if (OUT_OF_MEMORY.test(slot.stderr)) settle(slot, (job) => job.resolve(budgetResult(slot, 'memory')));
+      else settle(slot, (job) => job.reject(new Error(`the validation worker exited unexpectedly: ${lastLine(slot)}`)));
+      dispatch();
+    });
+    slots.add(slot);
+    return slot;
   }
 
-  return { validate, destroy: () => pool.destroy() };
+  function onMessage(slot: Slot, message: WorkerMessage): void {
+    const job = slot.job;
+    if (!job || message.id !== job.task.id) return;
+    if ('stage' in message) {
+      slot.stage = message.stage;
+      // The budget counts from the moment the worker starts on the file, so time spent in the queue
+      // or starting the process does not eat it.
+      slot.timer ??= setTimeout(() => {
+        settle(slot, (j) => j.resolve(budgetResult(slot, 'time')));
+        retire(slot);
+      }, timeoutMs);
+      return;
+    }
+    if ('error' in message) {
+      settle(slot, (j) => j.reject(new Error(`validation failed inside the worker: ${message.error}`)));
+    } else {
+      const outcome: CoreOutcome = message.outcome;
+      settle(slot, (j) => finishValidation(outcome, j.options.keyLookup).then(j.resolve, j.reject));
+    }
+    slot.stage = -1;
+    slot.child.unref();
+    slot.idle = setTimeout(() => retire(slot), idleTimeoutMs);
+    slot.idle.unref();
+    dispatch();
+  }
+
+  /** Hands the slot's job its answer exactly once. */
+  function settle(slot: Slot, answer: (job: Job) => unknown): void {
+    const job = slot.job;
+    clearTimeout(slot.timer);
+    slot.timer = undefined;
+    slot.job = undefined;
+    if (job) void answer(job);
+  }
+
+  function budgetResult(slot: Slot, exceeded: 'time' | 'memory'): ValidationResult {
+    return overBudget(CHECK_NAMES[slot.stage] ?? 'container', exceeded, timeoutMs, memoryMb);
+  }
+
+  /** Takes a process out of service and kills it; SIGKILL cannot be delayed by a busy heap. */
+  function retire(slot: Slot): void {
+    if (!slots.delete(slot)) return;
+    clearTimeout(slot.idle);
+    settle(slot, (job) => job.reject(new Error('the validation worker failed')));
+    slot.child.kill('SIGKILL');
+    dispatch();
+  }
+
+  function dispatch(): void {
+    while (!destroyed && queue.length > 0) {
+      let slot = [...slots].find((s) => !s.job);
+      if (!slot) {
+        if (slots.size >= maxProcesses) return;
+        slot = spawn();
+      }
+      const job = queue.shift()!;
+      clearTimeout(slot.idle);
+      slot.job = job;
+      slot.stage = -1;
+      // A busy worker keeps this process alive until the file is answered; an idle one does not.
+      slot.child.ref();
+      slot.child.send(job.task);
+    }
+  }
+
+  function validate(input: Buffer | string, validateOptions: ValidateOptions = {}): Promise<ValidationResult> {
+    if (destroyed) return Promise.reject(new Error('the validation pool is destroyed'));
+    return new Promise((resolve, reject) => {
+      queue.push({
+        task: { id: nextId++, input, limits: validateOptions.limits },
+        options: validateOptions,
+        resolve,
+        reject,
+      });
+      dispatch();
+    });
+  }
+
+  /** Kills every worker and resolves once they have exited; files in flight or queued are rejected. */
+  async function destroy(): Promise<void> {
+    destroyed = true;
+    const error = new Error('the validation pool is destroyed');
+    for (const job of queue.splice(0)) job.reject(error);
+    const exits: Promise<void>[] = [];
+    for (const slot of [...slots]) {
+      settle(slot, (job) => job.reject(error));
+      exits.push(slot.exited);
+      // An idle worker is unreferenced; referenced again, its exit keeps this process waiting for it.
+      slot.child.ref();
+      retire(slot);
+    }
+    await Promise.all(exits);
+  }
+
+  return { validate, destroy };
 }
 
-const NOT_STARTED = -1;
-
-/**
- * The time budget counts from the moment a worker starts on the file (it stores the first check index
- * and notifies), so a file waiting in the queue, or a worker still starting, does not eat its budget.
- */
-function startBudgetWhenRunning(view: Int32Array, timeoutMs: number): { signal: AbortSignal; release(): void } {
-  const controller = new AbortController();
-  let timer: NodeJS.Timeout | undefined;
-  let done = false;
-  const arm = (): void => {
-    if (done || timer) return;
-    timer = setTimeout(() => controller.abort(new Error('time budget exceeded')), timeoutMs);
-  };
-  const wait = Atomics.waitAsync(view, 0, NOT_STARTED);
-  if (wait.async) void wait.value.then(arm);
-  else arm();
-  return {
-    signal: controller.signal,
-    release() {
-      done = true;
-      clearTimeout(timer);
-      // Wake the waiter if the task ended before it ever started, so nothing is left pending.
-      if (Atomics.compareExchange(view, 0, NOT_STARTED, 0) === NOT_STARTED) Atomics.notify(view, 0);
-    },
-  };
+function lastLine(slot: Slot): string {
+  const lines = slot.stderr.trim().split('\n');
+  return lines[lines.length - 1] || `exit code ${slot.child.exitCode ?? slot.child.signalCode}`;
 }
 
-function budgetExceeded(error: unknown): 'time' | 'memory' | undefined {
-  const { name, code } = error as { name?: string; code?: string };
-  if (name === 'AbortError') return 'time';
-  if (code === 'ERR_WORKER_OUT_OF_MEMORY') return 'memory';
-  return undefined;
-}
-
-function budgetResult(
+function overBudget(
   stage: CheckName,
   exceeded: 'time' | 'memory',
   timeoutMs: number,
@@ -134,7 +238,11 @@ function budgetResult(
   const { code, file } =
     exceeded === 'time'
       ? TIMEOUT_CODES[stage]
-      : { code: 'SDF_ERROR_ARCHIVE_TOO_LARGE' as const, file: TIMEOUT_CODES[stage].file };
+      : // The data check's memory is spent on data.json itself, whatever the schema.
+        {
+          code: 'SDF_ERROR_ARCHIVE_TOO_LARGE' as const,
+          file: stage === 'data' ? 'data.json' : TIMEOUT_CODES[stage].file,
+        };
   const reason =
     exceeded === 'time'
       ? `did not finish within the time budget of ${timeoutMs} ms`

@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 let prepared: string | undefined;
 
 /**
- * Only for running from TypeScript sources (the test runner), where a worker thread cannot load
+ * Only for running from TypeScript sources (the test runner), where a worker process cannot load
  * `.ts`: transpiles the format core once per process into a temporary folder (types stripped, no
  * type check) beside a link to the project's node_modules, and returns the worker's file URL there.
  * Compiled builds never come here; they load validate-worker.js next to pool.js.

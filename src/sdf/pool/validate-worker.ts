@@ -1,25 +1,39 @@
-import { validateCore, CHECK_NAMES, type CoreOutcome } from '../validate.js';
 import type { Limits } from '../limits.js';
+import { validateCore, CHECK_NAMES, type CoreOutcome } from '../validate.js';
 
 export interface WorkerTask {
+  id: number;
   input: Uint8Array | string;
   limits?: Partial<Limits>;
-  /** One Int32 slot: the index of the check running now, read by the pool if the task is cut short. */
-  stage: SharedArrayBuffer;
 }
 
-/** Runs in a pool thread: the untrusted bytes never touch the main thread's heap or event loop. */
-export default async function run(task: WorkerTask): Promise<CoreOutcome> {
-  const stage = new Int32Array(task.stage);
+/** Worker to pool: the check now running (the first one also starts the time budget), then the outcome. */
+export type WorkerMessage =
+  { id: number; stage: number } | { id: number; outcome: CoreOutcome } | { id: number; error: string };
+
+const send = (message: WorkerMessage): void => {
+  process.send!(message);
+};
+
+/** Runs in a pool process: the untrusted bytes never touch the service's heap or event loop. */
+async function run(task: WorkerTask): Promise<WorkerMessage> {
   const input =
     typeof task.input === 'string'
       ? task.input
       : Buffer.from(task.input.buffer, task.input.byteOffset, task.input.byteLength);
-  return validateCore(input, {
-    limits: task.limits,
-    onStage: (name) => {
-      Atomics.store(stage, 0, CHECK_NAMES.indexOf(name));
-      Atomics.notify(stage, 0);
-    },
-  });
+  try {
+    const outcome = await validateCore(input, {
+      limits: task.limits,
+      onStage: (name) => send({ id: task.id, stage: CHECK_NAMES.indexOf(name) }),
+    });
+    return { id: task.id, outcome };
+  } catch (error) {
+    return { id: task.id, error: error instanceof Error ? error.message : String(error) };
+  }
 }
+
+process.on('message', (task: WorkerTask) => {
+  void run(task).then(send);
+});
+// The pool going away closes the channel; nothing is left to do.
+process.on('disconnect', () => process.exit(0));

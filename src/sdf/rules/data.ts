@@ -39,17 +39,26 @@ export function checkDataRules(data: unknown): void {
         });
       }
     }
-    const stack: [unknown, string][] = [[data, '']];
+    // Paths are built only for objects that hold money: a path string per value would double the memory
+    // a large data.json takes (and its time), for errors that are rare.
+    const stack: Frame[] = [{ value: data }];
     while (stack.length > 0 && details.length < MAX_DETAILS) {
-      const [value, path] = stack.pop()!;
+      const frame = stack.pop()!;
+      const value = frame.value;
       if (typeof value !== 'object' || value === null) continue;
       if (Array.isArray(value)) {
-        for (let i = value.length - 1; i >= 0; i--) stack.push([value[i], `${path}/${i}`]);
+        for (let i = value.length - 1; i >= 0; i--) {
+          const child: unknown = value[i];
+          if (typeof child === 'object' && child !== null) stack.push({ value: child, parent: frame, key: i });
+        }
         continue;
       }
       const record = value as Record<string, unknown>;
-      if ('amount' in record && 'currency' in record) checkMoney(record, path, details);
-      for (const [key, child] of Object.entries(record)) stack.push([child, `${path}/${pointerToken(key)}`]);
+      if ('amount' in record && 'currency' in record) checkMoney(record, pathOf(frame), details);
+      for (const key in record) {
+        const child = record[key];
+        if (typeof child === 'object' && child !== null) stack.push({ value: child, parent: frame, key });
+      }
     }
   }
   if (details.length > 0) {
@@ -60,6 +69,19 @@ export function checkDataRules(data: unknown): void {
       details,
     );
   }
+}
+
+interface Frame {
+  value: unknown;
+  parent?: Frame;
+  key?: string | number;
+}
+
+/** The JSON pointer of a frame, from its chain of parents. */
+function pathOf(frame: Frame): string {
+  const tokens: string[] = [];
+  for (let f: Frame | undefined = frame; f?.parent; f = f.parent) tokens.push(pointerToken(f.key!));
+  return tokens.length === 0 ? '' : `/${tokens.reverse().join('/')}`;
 }
 
 function checkMoney(money: Record<string, unknown>, path: string, details: SdfErrorDetail[]): void {

@@ -58,6 +58,7 @@ export function compileSchema(schema: unknown): CompiledSchema {
       logger: false,
     });
     addFormats(ajv);
+    for (const keyword of extensionKeywords(schema)) ajv.addKeyword({ keyword });
     validator = ajv.compile(schema as object);
   } catch (error) {
     const message = error instanceof RangeError ? 'schema.json is nested too deeply' : (error as Error).message;
@@ -67,6 +68,35 @@ export function compileSchema(schema: unknown): CompiledSchema {
   cache.set(sha256, compiled);
   return compiled;
 }
+
+/**
+ * F6 with JSON Schema 2020-12's rule that unknown keywords are annotations: real schemas carry `x-`
+ * extensions (`x-display`, `x-erp-field`), so every key starting with `x-` is registered as an
+ * annotation-only keyword before compiling. Any other unknown keyword stays an error (ajv strict mode),
+ * which is how typos such as `propertiez` or `minLenght` are caught. Iterative: nesting is bounded by the
+ * JSON shape pre-check, not by the stack. Property names that happen to start with `x-` are registered
+ * too; that is harmless, a keyword is only looked for where a schema is.
+ */
+function extensionKeywords(schema: unknown): Set<string> {
+  const found = new Set<string>();
+  const stack: unknown[] = [schema];
+  while (stack.length > 0) {
+    const value = stack.pop();
+    if (typeof value !== 'object' || value === null) continue;
+    if (Array.isArray(value)) {
+      stack.push(...(value as unknown[]));
+      continue;
+    }
+    for (const [key, child] of Object.entries(value as Record<string, unknown>)) {
+      if (key.startsWith('x-') && EXTENSION_KEYWORD.test(key)) found.add(key);
+      stack.push(child);
+    }
+  }
+  return found;
+}
+
+/** What ajv accepts as a keyword name; an `x-` key outside it stays unknown and is rejected. */
+const EXTENSION_KEYWORD = /^x-[a-z0-9_$:-]*$/i;
 
 function runValidator(validator: ValidateFunction, data: unknown): SdfErrorDetail[] {
   try {
