@@ -15,7 +15,7 @@ const WORKER_ENV = {
   WORKER_LOCK_DURATION_MS: '1000',
   WORKER_STALLED_INTERVAL_MS: '500',
   VALIDATION_TIMEOUT_MS: '3000',
-  VALIDATION_POOL_THREADS: '1',
+  VALIDATION_POOL_WORKERS: '1',
 };
 
 async function until(what: string, check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {

@@ -13,7 +13,7 @@ describe('documents lifecycle (SDF-SPEC Documents, S1-S3, S11)', () => {
   const uploadTmp = mkdtempSync(join(tmpdir(), 'sdf-upload-tmp-'));
 
   beforeAll(async () => {
-    t = await startApp({ env: { UPLOAD_TMP_DIR: uploadTmp, VALIDATION_POOL_THREADS: '1' } });
+    t = await startApp({ env: { UPLOAD_TMP_DIR: uploadTmp, VALIDATION_POOL_WORKERS: '1' } });
     tenant = await createTenant(t, { rate_limit_rpm: 10_000 });
   });
   afterAll(async () => {

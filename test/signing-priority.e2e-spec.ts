@@ -29,7 +29,7 @@ describe('sign jobs are not starved by a validation backlog (S9)', () => {
 
   beforeAll(async () => {
     t = await startApp({
-      env: { VALIDATE_SDF_CONCURRENCY: '1', VALIDATION_POOL_THREADS: '1', SIGN_SDF_CONCURRENCY: '1' },
+      env: { VALIDATE_SDF_CONCURRENCY: '1', VALIDATION_POOL_WORKERS: '1', SIGN_SDF_CONCURRENCY: '1' },
     });
     tenant = await createTenant(t, { rate_limit_rpm: 10_000 });
     validateQueue = t.app.get<Queue>(getQueueToken(QueueName.ValidateSdf));

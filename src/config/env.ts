@@ -76,7 +76,7 @@ export const envSchema = z.object({
   UPLOAD_TMP_DIR: z.string().optional(),
 
   // The validation pool (F6 safety budget) and the validate-sdf workers (S9).
-  VALIDATION_POOL_THREADS: positiveInt.optional(),
+  VALIDATION_POOL_WORKERS: positiveInt.optional(),
   VALIDATION_TIMEOUT_MS: positiveInt.default(10_000),
   VALIDATION_MAX_MEMORY_MB: positiveInt.default(512),
   VALIDATE_SDF_CONCURRENCY: positiveInt.default(4),

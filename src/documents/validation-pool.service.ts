@@ -1,6 +1,12 @@
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { AppConfig } from '../config/app-config.js';
-import { createValidationPool, type Limits, type ValidationPool, type ValidationResult } from '../sdf/index.js';
+import {
+  createValidationPool,
+  DEFAULT_LIMITS,
+  type Limits,
+  type ValidationPool,
+  type ValidationResult,
+} from '../sdf/index.js';
 import { ValidationExtensions } from './validation-extensions.js';
 
 /**
@@ -17,6 +23,7 @@ export class ValidationPoolService implements OnApplicationShutdown {
     private readonly extensions: ValidationExtensions,
   ) {
     this.limits = {
+      ...DEFAULT_LIMITS,
       maxEntryBytes: config.env.ZIP_MAX_ENTRY_BYTES,
       maxTotalBytes: config.env.ZIP_MAX_TOTAL_BYTES,
       maxEntries: config.env.ZIP_MAX_ENTRIES,
@@ -26,7 +33,7 @@ export class ValidationPoolService implements OnApplicationShutdown {
   /** Validates a file (a Buffer or a local path) for a tenant, with that tenant's key lookup. */
   async validate(tenantId: string, input: Buffer | string): Promise<ValidationResult> {
     this.pool ??= createValidationPool({
-      maxThreads: this.config.env.VALIDATION_POOL_THREADS,
+      maxWorkers: this.config.env.VALIDATION_POOL_WORKERS,
       timeoutMs: this.config.env.VALIDATION_TIMEOUT_MS,
       maxOldGenerationSizeMb: this.config.env.VALIDATION_MAX_MEMORY_MB,
     });

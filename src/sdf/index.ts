@@ -30,4 +30,4 @@ export { signArchive, type SignOptions } from './signature/sign.js';
 export { verifyArchive, type KeyLookup, type VerifyResult } from './signature/verify.js';
 export { pack, type PackInput, type PackMetaInput, type PackResult } from './producer/pack.js';
 export { render } from './producer/render.js';
-export { openArchive, type Archive } from './zip/archive.js';
+export { openArchive, readEntries, type Archive } from './zip/archive.js';
