@@ -6,13 +6,14 @@ import type { DataSource } from 'typeorm';
 import type { AppConfig } from '../../config/app-config.js';
 import { EventsService } from '../../events/events.service.js';
 import { QueueName } from '../../queue/queues.js';
-import { STORAGE_DRIVER, StorageNotFoundError, type StorageDriver } from '../../storage/storage-driver.js';
+import { STORAGE_DRIVER, type StorageDriver } from '../../storage/storage-driver.js';
 import { eventData } from '../documents.service.js';
 import { DocumentsRepository } from '../documents.repository.js';
 import { SIGNATURE_ALGORITHMS, type SignatureAlgorithmName } from '../entities/document.entity.js';
 import { ValidationExtensions } from '../validation-extensions.js';
 import { ValidationPoolService } from '../validation-pool.service.js';
 import type { ValidateSdfJob } from './validate-sdf.job.js';
+import { loadStoredFileForJob } from './stored-file.js';
 
 export type ValidateSdfOutcome = { status: 'valid' | 'invalid' } | { skipped: 'gone' | 'already-final' };
 
@@ -55,16 +56,8 @@ export class ValidateSdfProcessor extends WorkerHost {
     if (!doc) return { skipped: 'gone' };
     if (doc.status !== 'pending') return { skipped: 'already-final' };
 
-    let file: Buffer;
-    try {
-      file = await this.storage.getBuffer(doc.storage_key);
-    } catch (err) {
-      // Deleted while queued: nothing to judge. Any other storage fault is retried (S9 attempts).
-      if (err instanceof StorageNotFoundError && !(await this.documents.findForTenant(tenantId, documentId))) {
-        return { skipped: 'gone' };
-      }
-      throw err;
-    }
+    const file = await loadStoredFileForJob(this.storage, this.documents, doc);
+    if (!file) return { skipped: 'gone' };
 
     const result = await this.pool.validate(tenantId, file);
     const validation = await this.extensions.toStored(tenantId, result);

@@ -12,9 +12,10 @@ import { ValidationPoolService } from '../../documents/validation-pool.service.j
 import { EventsService } from '../../events/events.service.js';
 import { QueueName } from '../../queue/queues.js';
 import { signArchive } from '../../sdf/index.js';
-import { STORAGE_DRIVER, StorageNotFoundError, type StorageDriver } from '../../storage/storage-driver.js';
+import { STORAGE_DRIVER, type StorageDriver } from '../../storage/storage-driver.js';
 import { SigningKeysService } from '../signing-keys.service.js';
 import type { SignSdfJob } from './sign-sdf.job.js';
+import { loadStoredFileForJob } from '../../documents/jobs/stored-file.js';
 
 export type SignSdfOutcome = { status: 'signed'; key_id: string } | { skipped: 'gone' | 'already-final' };
 
@@ -63,16 +64,8 @@ export class SignSdfProcessor extends WorkerHost {
     if (!doc) return { skipped: 'gone' };
     if (!signable(doc)) return { skipped: 'already-final' };
 
-    let file: Buffer;
-    try {
-      file = await this.storage.getBuffer(doc.storage_key);
-    } catch (err) {
-      // Deleted while queued: nothing to sign. Any other storage fault is retried (S9 attempts).
-      if (err instanceof StorageNotFoundError && !(await this.documents.findForTenant(tenantId, documentId))) {
-        return { skipped: 'gone' };
-      }
-      throw err;
-    }
+    const file = await loadStoredFileForJob(this.storage, this.documents, doc);
+    if (!file) return { skipped: 'gone' };
 
     // The CPU work happens before the row is locked, so the lock is held only for the write and commit.
     const key = await this.keys.activeKeyForSigning(tenantId);
