@@ -60,6 +60,8 @@ async function corpus(): Promise<[string, Buffer][]> {
     ['subset-tagged Courier', '<< /Type /Font /Subtype /Type1 /BaseFont /ABCDEF+Courier >>'],
     ['embedded TrueType', `<< /Type /Font /Subtype /TrueType /BaseFont /Arial /FontDescriptor 7 0 R >>`],
     ['font type by reference', `<< /Type 8 0 R /Subtype /TrueType /BaseFont /Arial /FontDescriptor 6 0 R >>`],
+    ['repeated key, standard font last', '<< /Type /Font /Subtype /Type1 /BaseFont /Arial /BaseFont /Helvetica >>'],
+    ['repeated key, other font last', '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /BaseFont /Arial >>'],
     ['descriptor with wrong generation', `<< /Type /Font /Subtype /TrueType /BaseFont /Arial /FontDescriptor 7 1 R >>`],
   ];
   const fontObjects = [
@@ -171,6 +173,7 @@ describe('the strict fast reader agrees with the full (pdf-lib) inspection (F8)'
     'lower-case escape',
     'Encrypt',
     'unembedded TrueType',
+    'repeated key, other font last',
     'descriptor with wrong generation',
     'pdf-lib JavaScript OpenAction (object streams)',
     'pdf-lib /Launch in a nested dictionary (object streams)',

@@ -25,7 +25,21 @@ class Str {}
 class Stream {
   constructor(readonly dict: Dict) {}
 }
-type Dict = Map<string, Value>;
+/**
+ * A dictionary as its entries in file order. A repeated key reads as its last value, as in pdf-lib
+ * (whose dictionaries are maps filled in file order); every value is still read and checked.
+ */
+class Dict {
+  readonly keys: string[] = [];
+  readonly values: Value[] = [];
+  get(key: string): Value | undefined {
+    for (let i = this.keys.length - 1; i >= 0; i--) if (this.keys[i] === key) return this.values[i];
+    return undefined;
+  }
+  has(key: string): boolean {
+    return this.get(key) !== undefined;
+  }
+}
 type Value = Name | Ref | Str | Stream | Dict | Value[] | number | boolean | null;
 
 /** Thrown inside the reader for anything outside the strict form; never escapes `quickInspect`. */
@@ -43,6 +57,8 @@ const isRegular = (b: number): boolean => CLASS[b] === 0;
 const isDigit = (b: number): boolean => b >= 0x30 && b <= 0x39;
 /** Name characters accepted here: printable ASCII, no delimiter, no `#` (escaped names go the long way). */
 const isPlainNameChar = (b: number): boolean => b > 0x20 && b < 0x7f && b !== 0x23 && CLASS[b] === 0;
+
+const LONGEST_CHECKED = Math.max(...[...FORBIDDEN_NAMES, 'Encrypt'].map((name) => name.length));
 
 class Reader {
   pos = 0;
@@ -97,7 +113,7 @@ class Reader {
     if (this.pos < bytes.length && isRegular(bytes[this.pos]!)) unsure();
     let value = '';
     for (let i = start; i < end; i++) value += String.fromCharCode(bytes[i]!);
-    if (FORBIDDEN_NAMES.has(value) || value === 'Encrypt') unsure();
+    if (end - start <= LONGEST_CHECKED && (FORBIDDEN_NAMES.has(value) || value === 'Encrypt')) unsure();
     return new Name(value);
   }
 
@@ -133,7 +149,7 @@ class Reader {
   dict(depth: number): Dict {
     const { bytes } = this;
     this.pos += 2;
-    const dict: Dict = new Map();
+    const dict = new Dict();
     for (;;) {
       this.skipSpace();
       if (bytes[this.pos] === 0x3e) {
@@ -143,8 +159,8 @@ class Reader {
       }
       if (bytes[this.pos] !== 0x2f) unsure();
       const key = this.name().value;
-      if (dict.has(key)) unsure();
-      dict.set(key, this.value(depth + 1));
+      dict.keys.push(key);
+      dict.values.push(this.value(depth + 1));
     }
   }
 
@@ -216,9 +232,9 @@ interface Parsed {
 }
 
 function collectDicts(value: Value, into: Dict[]): void {
-  if (value instanceof Map) {
+  if (value instanceof Dict) {
     into.push(value);
-    for (const v of value.values()) collectDicts(v, into);
+    for (const v of value.values) collectDicts(v, into);
   } else if (value instanceof Stream) {
     collectDicts(value.dict, into);
   } else if (Array.isArray(value)) {
@@ -311,7 +327,7 @@ function parseFile(pdf: Uint8Array): Parsed {
       let value = r.value(0);
       r.skipSpace();
       const save = r.pos;
-      if (value instanceof Map && r.word() === 'stream') {
+      if (value instanceof Dict && r.word() === 'stream') {
         const dict = value;
         if (pdf[r.pos] === 0x0d) r.pos++;
         if (pdf[r.pos] !== 0x0a) unsure();
@@ -382,7 +398,7 @@ function fontWarning(dict: Dict, lookup: (v: Value | undefined) => Value | undef
   const baseFont = lookup(dict.get('BaseFont'));
   const fullName = baseFont instanceof Name ? baseFont.value : '(unnamed)';
   const descriptor = lookup(dict.get('FontDescriptor'));
-  if (descriptor instanceof Map && ['FontFile', 'FontFile2', 'FontFile3'].some((key) => descriptor.has(key))) {
+  if (descriptor instanceof Dict && ['FontFile', 'FontFile2', 'FontFile3'].some((key) => descriptor.has(key))) {
     return undefined;
   }
   const name = fullName.replace(/^[A-Z]{6}\+/, '');
