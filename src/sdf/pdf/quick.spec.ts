@@ -53,6 +53,8 @@ async function corpus(): Promise<[string, Buffer][]> {
     ['plain escaped name', '/Lang /F#6fo'],
     ['/URI and words in strings', '/Lang (en /JavaScript-free) /OpenAction << /S /URI /URI (https://example.com) >>'],
     ['Encrypt', '/Encrypt 5 0 R'],
+    ['long keys, clean', '/AVeryLongResourceName-1234 /Fine /AnotherLongResourceName-99 << /S /URI >>'],
+    ['long keys, JavaScript inside', '/AVeryLongResourceName-1234 << /S /JavaScript /JS (x) >>'],
   ];
   const fonts: [string, string][] = [
     ['unembedded TrueType', `<< /Type /Font /Subtype /TrueType /BaseFont /Arial /FontDescriptor 6 0 R >>`],
@@ -153,7 +155,13 @@ describe('the strict fast reader agrees with the full (pdf-lib) inspection (F8)'
   });
 
   it('settles render() output and plain pdf-lib files itself', async () => {
-    for (const label of ['blank', 'render()', 'render() of 120 items', 'pdf-lib empty (object streams)']) {
+    for (const label of [
+      'blank',
+      'long keys, clean',
+      'render()',
+      'render() of 120 items',
+      'pdf-lib empty (object streams)',
+    ]) {
       expect(quickInspect(pdfs.find(([l]) => l === label)![1]), label).toEqual([]);
     }
     expect(quickInspect(pdfs.find(([l]) => l === 'pdf-lib Helvetica (object streams)')![1])).toEqual([
@@ -172,6 +180,7 @@ describe('the strict fast reader agrees with the full (pdf-lib) inspection (F8)'
     'escaped names',
     'lower-case escape',
     'Encrypt',
+    'long keys, JavaScript inside',
     'unembedded TrueType',
     'repeated key, other font last',
     'descriptor with wrong generation',

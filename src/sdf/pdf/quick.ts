@@ -60,6 +60,11 @@ const isPlainNameChar = (b: number): boolean => b > 0x20 && b < 0x7f && b !== 0x
 
 const LONGEST_CHECKED = Math.max(...[...FORBIDDEN_NAMES, 'Encrypt'].map((name) => name.length));
 
+/** Longest key the checks below look up (`FontDescriptor`), and never shorter than a forbidden name. */
+const LONGEST_KEY = Math.max('FontDescriptor'.length, LONGEST_CHECKED);
+/** Stands for any longer key; `/` cannot start a key's text, so no lookup matches it. */
+const LONG_KEY = new Name('/');
+
 class Reader {
   pos = 0;
   constructor(readonly bytes: Uint8Array) {}
@@ -103,7 +108,12 @@ class Reader {
     return n < 0 ? unsure() : n;
   }
 
-  name(): Name {
+  /**
+   * A name, checked against the forbidden list. `keyOnly`: the name is a dictionary key, and only its
+   * text matters to lookups, which never ask for a key longer than LONGEST_KEY; a longer key (a
+   * resource name, say) is checked character by character but its text is not built.
+   */
+  name(keyOnly = false): Name {
     const { bytes } = this;
     this.pos++; // the slash
     const start = this.pos;
@@ -111,6 +121,7 @@ class Reader {
     const end = this.pos;
     if (end === start) unsure();
     if (this.pos < bytes.length && isRegular(bytes[this.pos]!)) unsure();
+    if (keyOnly && end - start > LONGEST_KEY) return LONG_KEY;
     let value = '';
     for (let i = start; i < end; i++) value += String.fromCharCode(bytes[i]!);
     if (end - start <= LONGEST_CHECKED && (FORBIDDEN_NAMES.has(value) || value === 'Encrypt')) unsure();
@@ -158,7 +169,7 @@ class Reader {
         return dict;
       }
       if (bytes[this.pos] !== 0x2f) unsure();
-      const key = this.name().value;
+      const key = this.name(true).value;
       dict.keys.push(key);
       dict.values.push(this.value(depth + 1));
     }
