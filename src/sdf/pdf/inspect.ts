@@ -1,6 +1,7 @@
 import { PDFArray, PDFDict, PDFDocument, PDFName, PDFRef, PDFStream, ParseSpeeds, type PDFObject } from 'pdf-lib';
 import { SdfError } from '../errors.js';
 import { FORBIDDEN_NAMES, STANDARD_14_FONTS, decodePdfName } from './names.js';
+import { quickInspect } from './quick.js';
 import { scanNames } from './tokenizer.js';
 
 const FILE = 'visual.pdf';
@@ -39,13 +40,17 @@ function nameOf(name: PDFName): string {
  * Returns warnings (standard-14 fonts that are not embedded). Two passes: pdf-lib's parser (which
  * expands object streams) for structure and fonts, and a lexical scan for names anywhere in the file.
  */
-export async function inspectPdf(pdf: Buffer): Promise<string[]> {
+export async function inspectPdf(pdf: Buffer, options: { fullOnly?: boolean } = {}): Promise<string[]> {
   const head = pdf.subarray(0, 1024).toString('latin1');
   if (!head.includes('%PDF-')) throw unsafe('visual.pdf is not a PDF (no %PDF- header)');
 
   for (const name of scanNames(pdf)) {
     if (FORBIDDEN_NAMES.has(name)) throw unsafe(`visual.pdf contains /${name} (rule 3)`);
   }
+
+  // Plain, certainly clean files are settled by the strict reader; everything else by pdf-lib below.
+  const quick = options.fullOnly ? undefined : quickInspect(pdf);
+  if (quick !== undefined) return quick;
 
   let doc: PDFDocument;
   try {

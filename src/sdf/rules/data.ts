@@ -39,7 +39,7 @@ export function checkDataRules(data: unknown): void {
         });
       }
     }
-    // Paths are built only for objects that hold money: a path string per value would double the memory
+    // Paths are built only for money that breaks a rule: a path string per value would double the memory
     // a large data.json takes (and its time), for errors that are rare.
     const stack: Frame[] = [{ value: data }];
     while (stack.length > 0 && details.length < MAX_DETAILS) {
@@ -54,7 +54,7 @@ export function checkDataRules(data: unknown): void {
         continue;
       }
       const record = value as Record<string, unknown>;
-      if ('amount' in record && 'currency' in record) checkMoney(record, pathOf(frame), details);
+      if ('amount' in record && 'currency' in record) checkMoney(record, frame, details);
       for (const key in record) {
         const child = record[key];
         if (typeof child === 'object' && child !== null) stack.push({ value: child, parent: frame, key });
@@ -84,8 +84,12 @@ function pathOf(frame: Frame): string {
   return tokens.length === 0 ? '' : `/${tokens.reverse().join('/')}`;
 }
 
-function checkMoney(money: Record<string, unknown>, path: string, details: SdfErrorDetail[]): void {
+function checkMoney(money: Record<string, unknown>, frame: Frame, details: SdfErrorDetail[]): void {
   const { amount, currency } = money;
+  const amountOk = typeof amount === 'string' && AMOUNT.test(amount);
+  const currencyOk = typeof currency === 'string' && CURRENCIES.has(currency);
+  if (amountOk && currencyOk) return;
+  const path = pathOf(frame);
   if (typeof amount !== 'string') {
     details.push({
       path: `${path}/amount`,

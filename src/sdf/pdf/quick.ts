@@ -1,0 +1,440 @@
+import { inflateSync } from 'node:zlib';
+import { DEFAULT_LIMITS } from '../limits.js';
+import { FORBIDDEN_NAMES, STANDARD_14_FONTS } from './names.js';
+
+/**
+ * F8 fast path. A strict reader for PDFs written in the plain form producers emit (pdf-lib's
+ * included): the whole file is a header, `n g obj ... endobj` objects, cross-reference tables or
+ * streams, trailers and comments, nothing else. It parses every object (and every object inside a
+ * FlateDecode object stream) and returns the warnings only when the file is certainly clean under the
+ * same rules as the full inspection. Anything it does not fully understand, and anything that might be
+ * unsafe, returns `undefined`: the caller then runs the full inspection, which gives the verdict. So
+ * this path can only ever accept, and only files the full inspection accepts with the same warnings.
+ */
+
+class Name {
+  constructor(readonly value: string) {}
+}
+class Ref {
+  constructor(
+    readonly num: number,
+    readonly gen: number,
+  ) {}
+}
+class Str {}
+class Stream {
+  constructor(readonly dict: Dict) {}
+}
+/**
+ * A dictionary as its entries in file order. A repeated key reads as its last value, as in pdf-lib
+ * (whose dictionaries are maps filled in file order); every value is still read and checked.
+ */
+class Dict {
+  readonly keys: string[] = [];
+  readonly values: Value[] = [];
+  get(key: string): Value | undefined {
+    for (let i = this.keys.length - 1; i >= 0; i--) if (this.keys[i] === key) return this.values[i];
+    return undefined;
+  }
+  has(key: string): boolean {
+    return this.get(key) !== undefined;
+  }
+}
+type Value = Name | Ref | Str | Stream | Dict | Value[] | number | boolean | null;
+
+/** Thrown inside the reader for anything outside the strict form; never escapes `quickInspect`. */
+class Unsure extends Error {}
+const unsure = (): never => {
+  throw new Unsure();
+};
+
+/** Byte classes: 1 white space, 2 delimiter, 0 regular (PDF 1.7, 7.2.2). */
+const CLASS = new Uint8Array(256);
+for (const b of [0x00, 0x09, 0x0a, 0x0c, 0x0d, 0x20]) CLASS[b] = 1;
+for (const b of '()<>[]{}/%') CLASS[b.charCodeAt(0)] = 2;
+const isWhite = (b: number): boolean => CLASS[b] === 1;
+const isRegular = (b: number): boolean => CLASS[b] === 0;
+const isDigit = (b: number): boolean => b >= 0x30 && b <= 0x39;
+/** Name characters accepted here: printable ASCII, no delimiter, no `#` (escaped names go the long way). */
+const isPlainNameChar = (b: number): boolean => b > 0x20 && b < 0x7f && b !== 0x23 && CLASS[b] === 0;
+
+const LONGEST_CHECKED = Math.max(...[...FORBIDDEN_NAMES, 'Encrypt'].map((name) => name.length));
+
+/** Longest key the checks below look up (`FontDescriptor`), and never shorter than a forbidden name. */
+const LONGEST_KEY = Math.max('FontDescriptor'.length, LONGEST_CHECKED);
+/** Stands for any longer key; `/` cannot start a key's text, so no lookup matches it. */
+const LONG_KEY = new Name('/');
+
+class Reader {
+  pos = 0;
+  constructor(readonly bytes: Uint8Array) {}
+
+  skipSpace(): void {
+    const { bytes } = this;
+    while (this.pos < bytes.length) {
+      const b = bytes[this.pos]!;
+      if (isWhite(b)) this.pos++;
+      else if (b === 0x25) {
+        while (this.pos < bytes.length && bytes[this.pos] !== 0x0a && bytes[this.pos] !== 0x0d) this.pos++;
+      } else break;
+    }
+  }
+
+  /** A bare keyword or number token (regular characters up to the next white space or delimiter). */
+  word(): string {
+    const { bytes } = this;
+    const start = this.pos;
+    while (this.pos < bytes.length && isRegular(bytes[this.pos]!)) this.pos++;
+    return latin1(bytes, start, this.pos);
+  }
+
+  keyword(expected: string): void {
+    if (this.word() !== expected) unsure();
+  }
+
+  /** An unsigned integer token of 1 to 10 digits, or -1 (position unchanged) for any other token. */
+  digits(): number {
+    const { bytes } = this;
+    let i = this.pos;
+    let n = 0;
+    while (i < bytes.length && isDigit(bytes[i]!)) n = n * 10 + bytes[i++]! - 0x30;
+    if (i === this.pos || i - this.pos > 10 || (i < bytes.length && isRegular(bytes[i]!))) return -1;
+    this.pos = i;
+    return n;
+  }
+
+  integer(): number {
+    const n = this.digits();
+    return n < 0 ? unsure() : n;
+  }
+
+  /**
+   * A name, checked against the forbidden list. `keyOnly`: the name is a dictionary key, and only its
+   * text matters to lookups, which never ask for a key longer than LONGEST_KEY; a longer key (a
+   * resource name, say) is checked character by character but its text is not built.
+   */
+  name(keyOnly = false): Name {
+    const { bytes } = this;
+    this.pos++; // the slash
+    const start = this.pos;
+    while (this.pos < bytes.length && isPlainNameChar(bytes[this.pos]!)) this.pos++;
+    const end = this.pos;
+    if (end === start) unsure();
+    if (this.pos < bytes.length && isRegular(bytes[this.pos]!)) unsure();
+    if (keyOnly && end - start > LONGEST_KEY) return LONG_KEY;
+    let value = '';
+    for (let i = start; i < end; i++) value += String.fromCharCode(bytes[i]!);
+    if (end - start <= LONGEST_CHECKED && (FORBIDDEN_NAMES.has(value) || value === 'Encrypt')) unsure();
+    return new Name(value);
+  }
+
+  value(depth: number): Value {
+    if (depth > 64) unsure();
+    this.skipSpace();
+    const { bytes } = this;
+    const b = bytes[this.pos];
+    if (b === undefined) return unsure();
+    if (b === 0x2f) return this.name();
+    if (b === 0x3c && bytes[this.pos + 1] === 0x3c) return this.dict(depth);
+    if (b === 0x3c) return this.hexString();
+    if (b === 0x28) return this.literalString();
+    if (b === 0x5b) {
+      this.pos++;
+      const items: Value[] = [];
+      for (;;) {
+        this.skipSpace();
+        if (bytes[this.pos] === 0x5d) break;
+        items.push(this.value(depth + 1));
+      }
+      this.pos++;
+      return items;
+    }
+    if (isDigit(b) || b === 0x2d || b === 0x2e) return this.numberOrRef();
+    const word = this.word();
+    if (word === 'true') return true;
+    if (word === 'false') return false;
+    if (word === 'null') return null;
+    return unsure();
+  }
+
+  dict(depth: number): Dict {
+    const { bytes } = this;
+    this.pos += 2;
+    const dict = new Dict();
+    for (;;) {
+      this.skipSpace();
+      if (bytes[this.pos] === 0x3e) {
+        if (bytes[this.pos + 1] !== 0x3e) unsure();
+        this.pos += 2;
+        return dict;
+      }
+      if (bytes[this.pos] !== 0x2f) unsure();
+      const key = this.name(true).value;
+      dict.keys.push(key);
+      dict.values.push(this.value(depth + 1));
+    }
+  }
+
+  numberOrRef(): number | Ref {
+    const num = this.digits();
+    if (num < 0) {
+      const text = this.word();
+      if (!/^-?(\d{1,15}(\.\d{0,15})?|\.\d{1,15})$/.test(text)) unsure();
+      return Number(text);
+    }
+    // `n g R`, looked at without committing.
+    const save = this.pos;
+    this.skipSpace();
+    const genStart = this.pos;
+    const gen = this.digits();
+    if (gen >= 0 && this.pos - genStart <= 5) {
+      this.skipSpace();
+      if (this.bytes[this.pos] === 0x52) {
+        this.pos++;
+        const next = this.bytes[this.pos];
+        if (next === undefined || !isRegular(next)) return new Ref(num, gen);
+        unsure();
+      }
+    }
+    this.pos = save;
+    return num;
+  }
+
+  hexString(): Str {
+    const { bytes } = this;
+    this.pos++;
+    while (this.pos < bytes.length && bytes[this.pos] !== 0x3e) {
+      const b = bytes[this.pos]!;
+      if (!isWhite(b) && !isDigit(b) && !((b | 0x20) >= 0x61 && (b | 0x20) <= 0x66)) unsure();
+      this.pos++;
+    }
+    if (this.pos >= bytes.length) unsure();
+    this.pos++;
+    return new Str();
+  }
+
+  literalString(): Str {
+    const { bytes } = this;
+    let depth = 0;
+    while (this.pos < bytes.length) {
+      const b = bytes[this.pos]!;
+      if (b === 0x5c) {
+        this.pos += 2;
+        continue;
+      }
+      this.pos++;
+      if (b === 0x28) depth++;
+      else if (b === 0x29 && --depth === 0) return new Str();
+    }
+    return unsure();
+  }
+}
+
+function latin1(bytes: Uint8Array, start: number, end: number): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset + start, end - start).toString('latin1');
+}
+
+const ENDSTREAM = Buffer.from('endstream', 'latin1');
+
+interface Parsed {
+  objects: Map<number, { gen: number; value: Value }>;
+  /** Every dictionary met, nested ones and stream dictionaries included, in file order. */
+  dicts: Dict[];
+}
+
+function collectDicts(value: Value, into: Dict[]): void {
+  if (value instanceof Dict) {
+    into.push(value);
+    for (const v of value.values) collectDicts(v, into);
+  } else if (value instanceof Stream) {
+    collectDicts(value.dict, into);
+  } else if (Array.isArray(value)) {
+    for (const v of value) collectDicts(v, into);
+  }
+}
+
+function define(parsed: Parsed, num: number, gen: number, value: Value): void {
+  // One object per number: which of two versions counts is a choice the full inspection makes.
+  if (parsed.objects.has(num)) unsure();
+  parsed.objects.set(num, { gen, value });
+  collectDicts(value, parsed.dicts);
+}
+
+function directInt(dict: Dict, key: string): number {
+  const v = dict.get(key);
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) return unsure();
+  return v;
+}
+
+/** FlateDecode or no filter, no parameters; bounded like an archive entry. */
+function decode(stream: Dict, data: Uint8Array): Buffer {
+  if (stream.has('DecodeParms')) unsure();
+  const filter = stream.get('Filter');
+  if (filter === undefined) return Buffer.from(data);
+  if (!(filter instanceof Name) || filter.value !== 'FlateDecode') unsure();
+  try {
+    return inflateSync(data, { maxOutputLength: DEFAULT_LIMITS.maxEntryBytes });
+  } catch {
+    return unsure();
+  }
+}
+
+function readObjectStream(parsed: Parsed, dict: Dict, data: Uint8Array): void {
+  const n = directInt(dict, 'N');
+  const first = directInt(dict, 'First');
+  const body = decode(dict, data);
+  const r = new Reader(body);
+  const entries: [number, number][] = [];
+  for (let i = 0; i < n; i++) {
+    r.skipSpace();
+    const num = r.integer();
+    r.skipSpace();
+    const offset = r.integer();
+    entries.push([num, offset]);
+  }
+  r.skipSpace();
+  if (r.pos > first) unsure();
+  for (let i = 0; i < n; i++) {
+    const [num, offset] = entries[i]!;
+    const end = i + 1 < n ? first + entries[i + 1]![1] : body.length;
+    r.pos = first + offset;
+    if (r.pos > end || end > body.length) unsure();
+    const value = r.value(0);
+    r.skipSpace();
+    if (r.pos !== end) unsure();
+    define(parsed, num, 0, value);
+  }
+}
+
+function checkXrefStream(dict: Dict, data: Uint8Array): void {
+  const w = dict.get('W');
+  if (!Array.isArray(w) || w.length !== 3) unsure();
+  const widths = (w as Value[]).map((x) => (typeof x === 'number' && Number.isSafeInteger(x) && x >= 0 ? x : unsure()));
+  const index = dict.get('Index') ?? [0, directInt(dict, 'Size')];
+  if (!Array.isArray(index) || index.length % 2 !== 0) unsure();
+  let entries = 0;
+  (index as Value[]).forEach((x, i) => {
+    if (typeof x !== 'number' || !Number.isSafeInteger(x) || x < 0) unsure();
+    if (i % 2 === 1) entries += x as number;
+  });
+  if (decode(dict, data).length !== entries * (widths[0]! + widths[1]! + widths[2]!)) unsure();
+}
+
+function parseFile(pdf: Uint8Array): Parsed {
+  const parsed: Parsed = { objects: new Map(), dicts: [] };
+  const r = new Reader(pdf);
+  if (!/^%PDF-\d\.\d[\r\n]/.test(latin1(pdf, 0, Math.min(pdf.length, 9)))) unsure();
+  const haystack = Buffer.from(pdf.buffer, pdf.byteOffset, pdf.length);
+  for (;;) {
+    r.skipSpace();
+    if (r.pos >= pdf.length) break;
+    const b = pdf[r.pos]!;
+    if (isDigit(b)) {
+      const num = r.integer();
+      r.skipSpace();
+      const gen = r.integer();
+      r.skipSpace();
+      r.keyword('obj');
+      let value = r.value(0);
+      r.skipSpace();
+      const save = r.pos;
+      if (value instanceof Dict && r.word() === 'stream') {
+        const dict = value;
+        if (pdf[r.pos] === 0x0d) r.pos++;
+        if (pdf[r.pos] !== 0x0a) unsure();
+        r.pos++;
+        const start = r.pos;
+        const end = start + directInt(dict, 'Length');
+        if (end > pdf.length) unsure();
+        r.pos = end;
+        r.skipSpace();
+        if (haystack.indexOf(ENDSTREAM, r.pos) !== r.pos) unsure();
+        r.pos += ENDSTREAM.length;
+        if (dict.has('F') || dict.has('FFilter') || dict.has('FDecodeParms')) unsure();
+        const type = dict.get('Type');
+        if (type !== undefined && !(type instanceof Name)) unsure();
+        const data = pdf.subarray(start, end);
+        if (type instanceof Name && type.value === 'ObjStm') readObjectStream(parsed, dict, data);
+        if (type instanceof Name && type.value === 'XRef') checkXrefStream(dict, data);
+        value = new Stream(dict);
+      } else {
+        r.pos = save;
+      }
+      r.skipSpace();
+      r.keyword('endobj');
+      define(parsed, num, gen, value);
+    } else {
+      const word = r.word();
+      if (word === 'xref') {
+        // Subsections: `first count`, then `count` entries of `offset generation n|f`.
+        for (;;) {
+          r.skipSpace();
+          if (!isDigit(pdf[r.pos] ?? 0)) break;
+          r.integer();
+          r.skipSpace();
+          const count = r.integer();
+          for (let i = 0; i < count; i++) {
+            r.skipSpace();
+            r.integer();
+            r.skipSpace();
+            r.integer();
+            r.skipSpace();
+            const kind = r.word();
+            if (kind !== 'n' && kind !== 'f') unsure();
+          }
+        }
+      } else if (word === 'trailer') {
+        r.skipSpace();
+        if (pdf[r.pos] !== 0x3c || pdf[r.pos + 1] !== 0x3c) unsure();
+        collectDicts(r.dict(0), parsed.dicts);
+      } else if (word === 'startxref') {
+        r.skipSpace();
+        r.integer();
+      } else {
+        unsure();
+      }
+    }
+  }
+  return parsed;
+}
+
+/** The same font rule as the full inspection (F8), on the reader's objects. */
+function fontWarning(dict: Dict, lookup: (v: Value | undefined) => Value | undefined): string | undefined {
+  if (dict.has('FS')) unsure();
+  const type = lookup(dict.get('Type'));
+  if (!(type instanceof Name) || type.value !== 'Font') return undefined;
+  const subtype = lookup(dict.get('Subtype'));
+  const subtypeName = subtype instanceof Name ? subtype.value : '';
+  if (subtypeName === 'Type0' || subtypeName === 'Type3') return undefined;
+  const baseFont = lookup(dict.get('BaseFont'));
+  const fullName = baseFont instanceof Name ? baseFont.value : '(unnamed)';
+  const descriptor = lookup(dict.get('FontDescriptor'));
+  if (descriptor instanceof Dict && ['FontFile', 'FontFile2', 'FontFile3'].some((key) => descriptor.has(key))) {
+    return undefined;
+  }
+  const name = fullName.replace(/^[A-Z]{6}\+/, '');
+  if (STANDARD_14_FONTS.has(name)) return `visual.pdf: standard font ${name} is not embedded`;
+  return unsure();
+}
+
+/** Warnings for a certainly clean PDF in the plain form; `undefined` when the full inspection must decide. */
+export function quickInspect(pdf: Uint8Array): string[] | undefined {
+  try {
+    const parsed = parseFile(pdf);
+    const lookup = (v: Value | undefined): Value | undefined => {
+      if (!(v instanceof Ref)) return v;
+      const target = parsed.objects.get(v.num);
+      return target === undefined || target.gen !== v.gen ? unsure() : target.value;
+    };
+    const warnings = new Set<string>();
+    for (const dict of parsed.dicts) {
+      const warning = fontWarning(dict, lookup);
+      if (warning !== undefined) warnings.add(warning);
+    }
+    // Several warnings: their order follows the full inspection's traversal; let it produce them.
+    return warnings.size > 1 ? undefined : [...warnings];
+  } catch (error) {
+    if (error instanceof Unsure) return undefined;
+    throw error;
+  }
+}
