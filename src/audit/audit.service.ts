@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import type { AuthContext } from '../auth/auth-context.js';
 import { AuditLogEntry } from './entities/audit-log.entity.js';
 
 export interface AuditRecord {
@@ -10,11 +9,6 @@ export interface AuditRecord {
   resourceId?: string | null;
   ipAddress?: string | null;
   metadata?: Record<string, unknown>;
-}
-
-/** S11: the actor of a request: `api_key:<key_prefix>`, the user id for a tenant JWT, `admin:<sub>` for operators. */
-export function actorOf(auth: AuthContext): string {
-  return auth.actor;
 }
 
 /**
