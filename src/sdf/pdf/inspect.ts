@@ -37,20 +37,23 @@ function nameOf(name: PDFName): string {
 
 /**
  * F8 and rules 2-3: visual.pdf must parse, hold no executable content and reach nothing outside itself.
- * Returns warnings (standard-14 fonts that are not embedded). Two passes: pdf-lib's parser (which
- * expands object streams) for structure and fonts, and a lexical scan for names anywhere in the file.
+ * Returns warnings (standard-14 fonts that are not embedded). A clean file in the plain form producers
+ * write is settled by one strict pass (quick.ts); any other gets two: a lexical scan for names anywhere
+ * in the file, and pdf-lib's parser (which expands object streams) for structure and fonts.
+ * `fullOnly` skips the strict pass (tests compare the two paths with it).
  */
 export async function inspectPdf(pdf: Buffer, options: { fullOnly?: boolean } = {}): Promise<string[]> {
   const head = pdf.subarray(0, 1024).toString('latin1');
   if (!head.includes('%PDF-')) throw unsafe('visual.pdf is not a PDF (no %PDF- header)');
 
+  // Plain, certainly clean files are settled by the strict reader, which reads every token the lexical
+  // scan below would (see quickInspect); everything else by the scan and pdf-lib.
+  const quick = options.fullOnly ? undefined : quickInspect(pdf);
+  if (quick !== undefined) return quick;
+
   for (const name of scanNames(pdf)) {
     if (FORBIDDEN_NAMES.has(name)) throw unsafe(`visual.pdf contains /${name} (rule 3)`);
   }
-
-  // Plain, certainly clean files are settled by the strict reader; everything else by pdf-lib below.
-  const quick = options.fullOnly ? undefined : quickInspect(pdf);
-  if (quick !== undefined) return quick;
 
   let doc: PDFDocument;
   try {

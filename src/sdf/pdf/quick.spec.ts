@@ -25,6 +25,10 @@ async function pdfLibDoc(
   return Buffer.from(await doc.save({ useObjectStreams }));
 }
 
+const hiddenData = 'q Q\nendstream\n<< /S /JavaScript /JS (app.alert(1)) >>\nstream\nq Q';
+
+const nameData = 'BT /JavaScript (x) Tj ET';
+
 const FONT_DESCRIPTOR =
   '/Flags 32 /FontBBox [0 0 1000 1000] /ItalicAngle 0 /Ascent 900 /Descent -200 /CapHeight 700 /StemV 80';
 
@@ -80,6 +84,16 @@ async function corpus(): Promise<[string, Buffer][]> {
     ['unbalanced array', buildPdf(['<< /Type /Catalog /Pages 2 0 R >>', '<< /Type /Pages /Kids [ >>'])],
     ['stream with external data', blankPdf('', '<< >>', ['<< /Length 0 /F (x.bin) >>\nstream\n\nendstream'])],
     ['stream with a wrong /Length', buildPdf(['<< /Type /Catalog >>', '<< /Length 99 >>\nstream\nabc\nendstream'])],
+    [
+      // /Length spans the words, so a reader that trusts it sees one clean stream; a lexical scan stops
+      // at the first `endstream` and meets /JavaScript.
+      'endstream inside stream data',
+      blankPdf('', '<< >>', [`<< /Length ${hiddenData.length} >>\nstream\n${hiddenData}\nendstream`]),
+    ],
+    [
+      'a name inside stream data',
+      blankPdf('', '<< >>', [`<< /Length ${nameData.length} >>\nstream\n${nameData}\nendstream`]),
+    ],
     ['junk between objects', Buffer.concat([blankPdf(), Buffer.from('garbage 1 2 3\n')])],
     ['duplicate object', Buffer.concat([blankPdf(), Buffer.from('3 0 obj\n<< /Type /Page >>\nendobj\n')])],
     ...catalogs.map(([label, catalog]): [string, Buffer] => [label, blankPdf(catalog)]),
@@ -157,6 +171,7 @@ describe('the strict fast reader agrees with the full (pdf-lib) inspection (F8)'
   it('settles render() output and plain pdf-lib files itself', async () => {
     for (const label of [
       'blank',
+      'a name inside stream data',
       'long keys, clean',
       'render()',
       'render() of 120 items',
@@ -174,6 +189,7 @@ describe('the strict fast reader agrees with the full (pdf-lib) inspection (F8)'
     'unbalanced array',
     'stream with external data',
     'stream with a wrong /Length',
+    'endstream inside stream data',
     'junk between objects',
     'duplicate object',
     '/FS /URL',

@@ -10,10 +10,20 @@ import { FORBIDDEN_NAMES, STANDARD_14_FONTS } from './names.js';
  * same rules as the full inspection. Anything it does not fully understand, and anything that might be
  * unsafe, returns `undefined`: the caller then runs the full inspection, which gives the verdict. So
  * this path can only ever accept, and only files the full inspection accepts with the same warnings.
+ *
+ * It also stands in for the full inspection's lexical scan (`scanNames`). On a file in the strict form
+ * the two read the same tokens: comments, literal and hex strings end where the scan ends them, every
+ * name is checked here (unescaped, since any `#` is left to the full inspection), and a stream's data
+ * is skipped by its `/Length` only when no `endstream` occurs inside it, which is where the scan stops
+ * skipping. A name the scan would find is therefore a name this reader met and checked.
  */
 
 class Name {
-  constructor(readonly value: string) {}
+  /** A forbidden name (or `/Encrypt`): the reader gives up on meeting it. */
+  readonly unsafe: boolean;
+  constructor(readonly value: string) {
+    this.unsafe = FORBIDDEN_NAMES.has(value) || value === 'Encrypt';
+  }
 }
 class Ref {
   constructor(
@@ -58,16 +68,34 @@ const isDigit = (b: number): boolean => b >= 0x30 && b <= 0x39;
 /** Name characters accepted here: printable ASCII, no delimiter, no `#` (escaped names go the long way). */
 const isPlainNameChar = (b: number): boolean => b > 0x20 && b < 0x7f && b !== 0x23 && CLASS[b] === 0;
 
-const LONGEST_CHECKED = Math.max(...[...FORBIDDEN_NAMES, 'Encrypt'].map((name) => name.length));
+/**
+ * Names seen before, by a hash of their bytes: a producer's files use a small vocabulary (`Type`,
+ * `Font`, `FlateDecode`, resource names), so most names are found here without building a string.
+ * Process-wide and bounded: a file full of new names only fills it up, after which names are built
+ * one by one again.
+ */
+const interned = new Map<number, Name>();
+const MAX_INTERNED = 4096;
+/** Names longer than this are built each time (and never interned). */
+const MAX_INTERNED_LENGTH = 64;
 
-/** Longest key the checks below look up (`FontDescriptor`), and never shorter than a forbidden name. */
-const LONGEST_KEY = Math.max('FontDescriptor'.length, LONGEST_CHECKED);
-/** Stands for any longer key; `/` cannot start a key's text, so no lookup matches it. */
-const LONG_KEY = new Name('/');
+function sameText(name: Name, bytes: Uint8Array, start: number, end: number): boolean {
+  const text = name.value;
+  if (text.length !== end - start) return false;
+  for (let i = start; i < end; i++) if (text.charCodeAt(i - start) !== bytes[i]) return false;
+  return true;
+}
 
 class Reader {
   pos = 0;
-  constructor(readonly bytes: Uint8Array) {}
+  /**
+   * @param dicts receives every dictionary the reader parses, nested ones and stream dictionaries
+   *   included, in the order they open.
+   */
+  constructor(
+    readonly bytes: Uint8Array,
+    readonly dicts: Dict[],
+  ) {}
 
   skipSpace(): void {
     const { bytes } = this;
@@ -88,8 +116,18 @@ class Reader {
     return latin1(bytes, start, this.pos);
   }
 
+  /** Whether the next token is exactly `expected` (ASCII); consumed when it is. */
+  atKeyword(expected: string): boolean {
+    const { bytes } = this;
+    const end = this.pos + expected.length;
+    if (end > bytes.length || (end < bytes.length && isRegular(bytes[end]!))) return false;
+    for (let k = 0; k < expected.length; k++) if (bytes[this.pos + k] !== expected.charCodeAt(k)) return false;
+    this.pos = end;
+    return true;
+  }
+
   keyword(expected: string): void {
-    if (this.word() !== expected) unsure();
+    if (!this.atKeyword(expected)) unsure();
   }
 
   /** An unsigned integer token of 1 to 10 digits, or -1 (position unchanged) for any other token. */
@@ -108,24 +146,29 @@ class Reader {
     return n < 0 ? unsure() : n;
   }
 
-  /**
-   * A name, checked against the forbidden list. `keyOnly`: the name is a dictionary key, and only its
-   * text matters to lookups, which never ask for a key longer than LONGEST_KEY; a longer key (a
-   * resource name, say) is checked character by character but its text is not built.
-   */
-  name(keyOnly = false): Name {
+  /** A name in plain form (no `#` escape), given up on when it is forbidden (or `/Encrypt`). */
+  name(): Name {
     const { bytes } = this;
     this.pos++; // the slash
     const start = this.pos;
-    while (this.pos < bytes.length && isPlainNameChar(bytes[this.pos]!)) this.pos++;
+    let hash = 0x811c9dc5;
+    while (this.pos < bytes.length) {
+      const b = bytes[this.pos]!;
+      if (!isPlainNameChar(b)) break;
+      hash = Math.imul(hash ^ b, 0x01000193);
+      this.pos++;
+    }
     const end = this.pos;
     if (end === start) unsure();
     if (this.pos < bytes.length && isRegular(bytes[this.pos]!)) unsure();
-    if (keyOnly && end - start > LONGEST_KEY) return LONG_KEY;
-    let value = '';
-    for (let i = start; i < end; i++) value += String.fromCharCode(bytes[i]!);
-    if (end - start <= LONGEST_CHECKED && (FORBIDDEN_NAMES.has(value) || value === 'Encrypt')) unsure();
-    return new Name(value);
+    const long = end - start > MAX_INTERNED_LENGTH;
+    let name = long ? undefined : interned.get(hash);
+    if (name === undefined || !sameText(name, bytes, start, end)) {
+      name = new Name(latin1(bytes, start, end));
+      if (!long && interned.size < MAX_INTERNED && !interned.has(hash)) interned.set(hash, name);
+    }
+    if (name.unsafe) unsure();
+    return name;
   }
 
   value(depth: number): Value {
@@ -161,6 +204,7 @@ class Reader {
     const { bytes } = this;
     this.pos += 2;
     const dict = new Dict();
+    this.dicts.push(dict);
     for (;;) {
       this.skipSpace();
       if (bytes[this.pos] === 0x3e) {
@@ -169,19 +213,14 @@ class Reader {
         return dict;
       }
       if (bytes[this.pos] !== 0x2f) unsure();
-      const key = this.name(true).value;
-      dict.keys.push(key);
+      dict.keys.push(this.name().value);
       dict.values.push(this.value(depth + 1));
     }
   }
 
   numberOrRef(): number | Ref {
     const num = this.digits();
-    if (num < 0) {
-      const text = this.word();
-      if (!/^-?(\d{1,15}(\.\d{0,15})?|\.\d{1,15})$/.test(text)) unsure();
-      return Number(text);
-    }
+    if (num < 0) return this.real();
     // `n g R`, looked at without committing.
     const save = this.pos;
     this.skipSpace();
@@ -198,6 +237,34 @@ class Reader {
     }
     this.pos = save;
     return num;
+  }
+
+  /**
+   * A number with a sign or a decimal point: `-?(d{1,15}(.d{0,15})?|.d{1,15})`, ending the token. Its
+   * value is approximate beyond what a double holds; only integers are ever read for their value.
+   */
+  real(): number {
+    const { bytes } = this;
+    let i = this.pos;
+    const negative = bytes[i] === 0x2d;
+    if (negative) i++;
+    const intStart = i;
+    let value = 0;
+    while (i < bytes.length && isDigit(bytes[i]!)) value = value * 10 + bytes[i++]! - 0x30;
+    const intDigits = i - intStart;
+    let fracDigits = 0;
+    if (bytes[i] === 0x2e) {
+      i++;
+      let scale = 1;
+      for (; i < bytes.length && isDigit(bytes[i]!); i++, fracDigits++) {
+        scale /= 10;
+        value += (bytes[i]! - 0x30) * scale;
+      }
+    }
+    if (intDigits > 15 || fracDigits > 15 || (intDigits === 0 && fracDigits === 0)) unsure();
+    if (i < bytes.length && isRegular(bytes[i]!)) unsure();
+    this.pos = i;
+    return negative ? -value : value;
   }
 
   hexString(): Str {
@@ -242,22 +309,10 @@ interface Parsed {
   dicts: Dict[];
 }
 
-function collectDicts(value: Value, into: Dict[]): void {
-  if (value instanceof Dict) {
-    into.push(value);
-    for (const v of value.values) collectDicts(v, into);
-  } else if (value instanceof Stream) {
-    collectDicts(value.dict, into);
-  } else if (Array.isArray(value)) {
-    for (const v of value) collectDicts(v, into);
-  }
-}
-
 function define(parsed: Parsed, num: number, gen: number, value: Value): void {
   // One object per number: which of two versions counts is a choice the full inspection makes.
   if (parsed.objects.has(num)) unsure();
   parsed.objects.set(num, { gen, value });
-  collectDicts(value, parsed.dicts);
 }
 
 function directInt(dict: Dict, key: string): number {
@@ -283,7 +338,7 @@ function readObjectStream(parsed: Parsed, dict: Dict, data: Uint8Array): void {
   const n = directInt(dict, 'N');
   const first = directInt(dict, 'First');
   const body = decode(dict, data);
-  const r = new Reader(body);
+  const r = new Reader(body, parsed.dicts);
   const entries: [number, number][] = [];
   for (let i = 0; i < n; i++) {
     r.skipSpace();
@@ -322,7 +377,7 @@ function checkXrefStream(dict: Dict, data: Uint8Array): void {
 
 function parseFile(pdf: Uint8Array): Parsed {
   const parsed: Parsed = { objects: new Map(), dicts: [] };
-  const r = new Reader(pdf);
+  const r = new Reader(pdf, parsed.dicts);
   if (!/^%PDF-\d\.\d[\r\n]/.test(latin1(pdf, 0, Math.min(pdf.length, 9)))) unsure();
   const haystack = Buffer.from(pdf.buffer, pdf.byteOffset, pdf.length);
   for (;;) {
@@ -337,8 +392,7 @@ function parseFile(pdf: Uint8Array): Parsed {
       r.keyword('obj');
       let value = r.value(0);
       r.skipSpace();
-      const save = r.pos;
-      if (value instanceof Dict && r.word() === 'stream') {
+      if (value instanceof Dict && r.atKeyword('stream')) {
         const dict = value;
         if (pdf[r.pos] === 0x0d) r.pos++;
         if (pdf[r.pos] !== 0x0a) unsure();
@@ -348,7 +402,9 @@ function parseFile(pdf: Uint8Array): Parsed {
         if (end > pdf.length) unsure();
         r.pos = end;
         r.skipSpace();
-        if (haystack.indexOf(ENDSTREAM, r.pos) !== r.pos) unsure();
+        // The first `endstream` after the data must be this one: the lexical scan of the full inspection
+        // ends a stream at the first `endstream`, so data holding the word is left to it (see quickInspect).
+        if (haystack.indexOf(ENDSTREAM, start) !== r.pos) unsure();
         r.pos += ENDSTREAM.length;
         if (dict.has('F') || dict.has('FFilter') || dict.has('FDecodeParms')) unsure();
         const type = dict.get('Type');
@@ -357,8 +413,6 @@ function parseFile(pdf: Uint8Array): Parsed {
         if (type instanceof Name && type.value === 'ObjStm') readObjectStream(parsed, dict, data);
         if (type instanceof Name && type.value === 'XRef') checkXrefStream(dict, data);
         value = new Stream(dict);
-      } else {
-        r.pos = save;
       }
       r.skipSpace();
       r.keyword('endobj');
@@ -379,14 +433,13 @@ function parseFile(pdf: Uint8Array): Parsed {
             r.skipSpace();
             r.integer();
             r.skipSpace();
-            const kind = r.word();
-            if (kind !== 'n' && kind !== 'f') unsure();
+            if (!r.atKeyword('n') && !r.atKeyword('f')) unsure();
           }
         }
       } else if (word === 'trailer') {
         r.skipSpace();
         if (pdf[r.pos] !== 0x3c || pdf[r.pos + 1] !== 0x3c) unsure();
-        collectDicts(r.dict(0), parsed.dicts);
+        r.dict(0);
       } else if (word === 'startxref') {
         r.skipSpace();
         r.integer();

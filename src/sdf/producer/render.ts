@@ -75,18 +75,24 @@ export async function render(data: Record<string, unknown>): Promise<Buffer> {
   const lines: Line[] = [];
   toLines(data, '', 0, lines);
 
-  let page: PDFPage = doc.addPage([PAGE.width, PAGE.height]);
+  // One font resource per page: pdf-lib gives a font passed to each drawText a new resource name.
+  const newPage = (): PDFPage => {
+    const added = doc.addPage([PAGE.width, PAGE.height]);
+    added.setFont(font);
+    return added;
+  };
+  let page = newPage();
   let y = PAGE.height - PAGE.margin;
-  page.drawText(heading, { x: PAGE.margin, y, size: SIZE.title, font, color: rgb(0, 0, 0) });
+  page.drawText(heading, { x: PAGE.margin, y, size: SIZE.title, color: rgb(0, 0, 0) });
   y -= LEADING * 2;
   for (const line of lines) {
     const x = PAGE.margin + line.indent * 14;
     for (const piece of wrap(line.text, font, PAGE.width - PAGE.margin - x)) {
       if (y < PAGE.margin) {
-        page = doc.addPage([PAGE.width, PAGE.height]);
+        page = newPage();
         y = PAGE.height - PAGE.margin;
       }
-      page.drawText(piece, { x, y, size: SIZE.body, font, color: rgb(0.1, 0.1, 0.1) });
+      page.drawText(piece, { x, y, size: SIZE.body, color: rgb(0.1, 0.1, 0.1) });
       y -= LEADING;
     }
   }
