@@ -1,4 +1,4 @@
-import { fork } from 'node:child_process';
+import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,8 +10,9 @@ import { INVOICE_SCHEMA, invoiceData } from '../src/sdf/testing/build-sdf.js';
 
 /**
  * Validation throughput and peak memory of validate() beside a bare baseline (inflate + JSON.parse + a
- * precompiled ajv validator) on the same files. Each measurement runs in its own process, so the RSS
- * high-water mark (process.resourceUsage().maxRSS) belongs to that measurement alone.
+ * precompiled ajv validator) on the same files. Each side runs in its own process, so the RSS
+ * high-water mark (process.resourceUsage().maxRSS) belongs to it alone, and the two take turns in
+ * rounds, so the ratio holds on a machine whose speed varies.
  *
  *   npm run bench:validate
  */
@@ -57,7 +58,8 @@ function inflateAll(zip: Buffer): Map<string, Buffer> {
   return files;
 }
 
-async function measure(method: Method, file: string, minSeconds: number, minFiles: number): Promise<Measurement> {
+/** One bench process: answers `run` requests with a measurement of `method` on `file`, until `stop`. */
+async function serve(method: Method, file: string): Promise<void> {
   const bytes = readFileSync(file);
   const ajv = new Ajv2020({ allErrors: true, strict: false });
   addFormats(ajv);
@@ -74,37 +76,111 @@ async function measure(method: Method, file: string, minSeconds: number, minFile
     if (!check(JSON.parse(files.get('data.json')!.toString('utf8')))) throw new Error('baseline: invalid');
   };
   await once(); // warm-up: module loading, compiled-schema cache
-  let files = 0;
-  const start = process.hrtime.bigint();
-  let seconds = 0;
-  while (seconds < minSeconds || files < minFiles) {
-    await once();
-    files++;
-    seconds = Number(process.hrtime.bigint() - start) / 1e9;
-  }
-  return { files, seconds, maxRssMb: process.resourceUsage().maxRSS / 1024 };
+  process.on('message', (request: { run?: { minSeconds: number; minFiles: number }; stop?: true }) => {
+    void (async () => {
+      if (request.stop) {
+        process.send!({ maxRssMb: process.resourceUsage().maxRSS / 1024 });
+        process.disconnect();
+        return;
+      }
+      const { minSeconds, minFiles } = request.run!;
+      let files = 0;
+      let seconds = 0;
+      const start = process.hrtime.bigint();
+      while (seconds < minSeconds || files < minFiles) {
+        await once();
+        files++;
+        seconds = Number(process.hrtime.bigint() - start) / 1e9;
+      }
+      process.send!({ files, seconds });
+    })();
+  });
+  process.send!({ ready: true });
 }
 
-function runPhase(method: Method, file: string, minSeconds: number, minFiles: number): Promise<Measurement> {
-  return new Promise((resolve, reject) => {
-    const child = fork(process.argv[1]!, ['--phase', method, file, String(minSeconds), String(minFiles)], {
-      execArgv: process.execArgv,
+/** A bench process for `method`, driven by requests; each keeps its own RSS high-water mark. */
+class Phase {
+  private readonly child: ChildProcess;
+  private readonly replies: ((message: unknown) => void)[] = [];
+
+  constructor(method: Method, file: string) {
+    this.child = fork(process.argv[1]!, ['--phase', method, file], { execArgv: process.execArgv });
+    this.child.on('message', (message) => this.replies.shift()?.(message));
+    this.child.once('exit', (code) => {
+      if (code !== 0) throw new Error(`bench phase ${method} exited ${code}`);
     });
-    child.once('message', (m: Measurement) => resolve(m));
-    child.once('exit', (code) => (code === 0 ? undefined : reject(new Error(`phase ${method} exited ${code}`))));
-  });
+  }
+
+  private next<T>(): Promise<T> {
+    return new Promise((resolve) => this.replies.push(resolve as (message: unknown) => void));
+  }
+
+  ready(): Promise<unknown> {
+    return this.next();
+  }
+
+  run(minSeconds: number, minFiles: number): Promise<Measurement> {
+    const reply = this.next<Measurement>();
+    this.child.send({ run: { minSeconds, minFiles } });
+    return reply;
+  }
+
+  async stop(): Promise<number> {
+    const reply = this.next<{ maxRssMb: number }>();
+    this.child.send({ stop: true });
+    return (await reply).maxRssMb;
+  }
+}
+
+interface Totals {
+  rate: number;
+  maxRssMb: number;
+  /** Ratio of the baseline's rate to validate()'s in each round. */
+  ratios: number[];
+}
+
+/**
+ * Alternates rounds of validate() and of the baseline, each in its own process, so a slow spell of a
+ * shared machine falls on both sides; the median of the per-round ratios is the figure to compare.
+ */
+async function compare(
+  file: string,
+  rounds: number,
+  secondsPerRound: number,
+  minFiles: number,
+): Promise<[Totals, Totals]> {
+  const sdf = new Phase('validate', file);
+  const base = new Phase('baseline', file);
+  await Promise.all([sdf.ready(), base.ready()]);
+  const sum = { sdf: { files: 0, seconds: 0 }, base: { files: 0, seconds: 0 } };
+  const ratios: number[] = [];
+  for (let round = 0; round < rounds; round++) {
+    const a = await sdf.run(secondsPerRound, minFiles);
+    const b = await base.run(secondsPerRound, minFiles);
+    sum.sdf.files += a.files;
+    sum.sdf.seconds += a.seconds;
+    sum.base.files += b.files;
+    sum.base.seconds += b.seconds;
+    ratios.push(b.files / b.seconds / (a.files / a.seconds));
+  }
+  ratios.sort((x, y) => x - y);
+  return [
+    { rate: sum.sdf.files / sum.sdf.seconds, maxRssMb: await sdf.stop(), ratios },
+    { rate: sum.base.files / sum.base.seconds, maxRssMb: await base.stop(), ratios },
+  ];
 }
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'sdf-bench-'));
   try {
     const meta = { document_type: 'invoice', issuer: 'Acme Supplies GmbH', issuer_id: 'DE123456789' };
-    const sizes: [string, number, number, number][] = [
-      ['typical', 450, 3, 50],
-      ['large', 105_000, 10, 5],
+    // label, line items, rounds, seconds per round and side, least files per round and side
+    const sizes: [string, number, number, number, number][] = [
+      ['typical', 450, 8, 0.5, 20],
+      ['large', 105_000, 5, 2, 2],
     ];
     const rows: string[] = [];
-    for (const [label, items, minSeconds, minFiles] of sizes) {
+    for (const [label, items, rounds, secondsPerRound, minFiles] of sizes) {
       const data = invoiceWith(items);
       // A typical file carries its rendered PDF; the large one a small PDF, so the data dominates.
       const pdf =
@@ -117,17 +193,20 @@ async function main(): Promise<void> {
       });
       const file = join(dir, `${label}.sdf`);
       writeFileSync(file, archive);
-      const inflated = [...inflateAll(archive).values()].reduce((n, b) => n + b.length, 0);
-      const dataBytes = inflateAll(archive).get('data.json')!.length;
-      const sdf = await runPhase('validate', file, minSeconds, minFiles);
-      const base = await runPhase('baseline', file, minSeconds, minFiles);
-      const rate = (m: Measurement): number => m.files / m.seconds;
+      const entries = inflateAll(archive);
+      const inflated = [...entries.values()].reduce((n, b) => n + b.length, 0);
+      const [sdf, base] = await compare(file, rounds, secondsPerRound, minFiles);
+      const { ratios } = sdf;
+      const median = ratios[Math.floor(ratios.length / 2)]!;
       rows.push(
         `${label}: archive ${(archive.length / 1024).toFixed(0)} KB, inflated ${(inflated / 1024).toFixed(0)} KB ` +
-          `(data.json ${(dataBytes / 1024).toFixed(0)} KB)`,
-        `  validate()  ${rate(sdf).toFixed(1).padStart(8)} files/s   peak RSS ${sdf.maxRssMb.toFixed(0)} MB`,
-        `  baseline    ${rate(base).toFixed(1).padStart(8)} files/s   peak RSS ${base.maxRssMb.toFixed(0)} MB`,
-        `  ratio       ${(rate(base) / rate(sdf)).toFixed(2).padStart(8)}x slower     ${(sdf.maxRssMb / base.maxRssMb).toFixed(2)}x memory`,
+          `(data.json ${(entries.get('data.json')!.length / 1024).toFixed(0)} KB, ` +
+          `visual.pdf ${(entries.get('visual.pdf')!.length / 1024).toFixed(0)} KB)`,
+        `  validate()  ${sdf.rate.toFixed(1).padStart(8)} files/s   peak RSS ${sdf.maxRssMb.toFixed(0)} MB`,
+        `  baseline    ${base.rate.toFixed(1).padStart(8)} files/s   peak RSS ${base.maxRssMb.toFixed(0)} MB`,
+        `  ratio       ${median.toFixed(2).padStart(8)}x slower (median of ${rounds} alternating rounds; ` +
+          `${ratios[0]!.toFixed(2)}-${ratios[ratios.length - 1]!.toFixed(2)})   ` +
+          `${(sdf.maxRssMb / base.maxRssMb).toFixed(2)}x memory`,
       );
     }
     process.stdout.write(`${rows.join('\n')}\n`);
@@ -137,10 +216,8 @@ async function main(): Promise<void> {
 }
 
 if (process.argv[2] === '--phase') {
-  const [, , , method, file, minSeconds, minFiles] = process.argv;
-  const result = await measure(method as Method, file!, Number(minSeconds), Number(minFiles));
-  process.send!(result);
-  process.disconnect();
+  const [, , , method, file] = process.argv;
+  await serve(method as Method, file!);
 } else {
   await main();
 }

@@ -150,6 +150,29 @@ describe('data.json (F5) and schema.json (F6)', () => {
     expect(result.error?.details.map((d) => d.path)).toContain(path);
   });
 
+  it.each([
+    ['checked on the parsed tree', {}],
+    ['checked on the bytes before parsing', { maxJsonValues: 100 }],
+  ])('refuses data.json nested deeper than the limit, %s', async (_label, limits) => {
+    const nested = (levels: number): string => `${'['.repeat(levels)}1${']'.repeat(levels)}`;
+    // The root object is level 1: 9 array levels inside it make 10.
+    const data = (levels: number): Buffer =>
+      Buffer.from(`{"document_type":"invoice","deep":${nested(levels)},"pad":"${'x'.repeat(200)}"}`);
+    const tooDeep = await validate(buildSdf({ entries: { 'data.json': data(10) } }), {
+      limits: { maxJsonDepth: 10, ...limits },
+    });
+    expect(tooDeep.error).toMatchObject({
+      code: 'SDF_ERROR_INVALID_DATA',
+      file: 'data.json',
+      message: 'data.json nests deeper than 10 levels',
+    });
+    // At the limit the depth passes and the schema decides.
+    const atLimit = await validate(buildSdf({ entries: { 'data.json': data(9) } }), {
+      limits: { maxJsonDepth: 10, ...limits },
+    });
+    expect(atLimit.error?.code).toBe('SDF_ERROR_SCHEMA_MISMATCH');
+  });
+
   it('points SDF_ERROR_SCHEMA_MISMATCH at the offending data path', async () => {
     const data = invoiceData();
     delete data.invoice_number;

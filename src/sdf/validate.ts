@@ -2,10 +2,10 @@ import { SdfError, type SdfErrorCode, type SdfErrorDetail } from './errors.js';
 import { resolveLimits, type Limits } from './limits.js';
 import { inspectPdf } from './pdf/inspect.js';
 import { checkDataRules, parseData } from './rules/data.js';
-import { checkJsonShape } from './rules/json-shape.js';
+import { checkJsonShape, needsShapeCheck } from './rules/json-shape.js';
 import { parseMeta, type NormalizedMeta } from './rules/meta.js';
 import { checkVersion } from './rules/version.js';
-import { compileSchema } from './schema/compile.js';
+import { compileSchemaSource } from './schema/compile.js';
 import {
   applyTrust,
   checkIntegrity,
@@ -114,24 +114,18 @@ export async function validateCore(input: Buffer | string, options: CoreOptions 
     result.checks.meta = 'pass';
 
     enter('schema');
-    let schemaJson: unknown;
     const schemaBytes = archive.files.get('schema.json')!;
     checkJsonShape(schemaBytes, 'schema.json', limits, 'SDF_ERROR_INVALID_SCHEMA');
-    try {
-      schemaJson = JSON.parse(schemaBytes.toString('utf8'));
-    } catch (error) {
-      const message = `schema.json is not valid JSON: ${(error as Error).message}`;
-      throw new SdfError('SDF_ERROR_INVALID_SCHEMA', message, 'schema.json', [{ path: '', message }]);
-    }
-    const schema = compileSchema(schemaJson);
+    const schema = compileSchemaSource(schemaBytes, parseSchema);
     result.schema_sha256 = schema.sha256;
     result.checks.schema = 'pass';
 
     enter('data');
     const dataBytes = archive.files.get('data.json')!;
-    checkJsonShape(dataBytes, 'data.json', limits, 'SDF_ERROR_INVALID_DATA');
+    if (needsShapeCheck(dataBytes, limits)) checkJsonShape(dataBytes, 'data.json', limits, 'SDF_ERROR_INVALID_DATA');
     const data = parseData(dataBytes);
-    checkDataRules(data); // F5 runs first: its codes are more precise than a schema mismatch.
+    // F5 runs first: its codes are more precise than a schema mismatch. It also bounds the depth.
+    checkDataRules(data, limits.maxJsonDepth);
     const problems = schema.check(data);
     if (problems.length > 0) {
       throw new SdfError(
@@ -166,6 +160,15 @@ export async function validateCore(input: Buffer | string, options: CoreOptions 
   } catch (error) {
     if (error instanceof SdfError) return { result: failResult(result, stage, error) };
     throw error;
+  }
+}
+
+function parseSchema(bytes: Buffer): unknown {
+  try {
+    return JSON.parse(bytes.toString('utf8'));
+  } catch (error) {
+    const message = `schema.json is not valid JSON: ${(error as Error).message}`;
+    throw new SdfError('SDF_ERROR_INVALID_SCHEMA', message, 'schema.json', [{ path: '', message }]);
   }
 }
 

@@ -48,8 +48,13 @@ describe('validation pool (safety budget)', () => {
 
   it('refuses nesting deeper than the limit in data.json and in schema.json', async () => {
     const deep = (n: number): Buffer => Buffer.from(`${'['.repeat(n)}${']'.repeat(n)}`);
-    const data = await pool.validate(buildSdf({ entries: { 'data.json': deep(300) } }));
-    expect(data.error).toMatchObject({ code: 'SDF_ERROR_INVALID_DATA', file: 'data.json' });
+    const deepData = Buffer.from(`{"document_type":"invoice","deep":${deep(300).toString()}}`);
+    const data = await pool.validate(buildSdf({ entries: { 'data.json': deepData } }));
+    expect(data.error).toMatchObject({
+      code: 'SDF_ERROR_INVALID_DATA',
+      file: 'data.json',
+      message: 'data.json nests deeper than 256 levels',
+    });
     const schema = Buffer.from(`{"type":"object","x-deep":${deep(300).toString()}}`);
     const result = await pool.validate(buildSdf({ entries: { 'schema.json': schema } }));
     expect(result.error).toMatchObject({ code: 'SDF_ERROR_INVALID_SCHEMA', file: 'schema.json' });

@@ -1,5 +1,7 @@
 import iso4217 from './iso4217.json' with { type: 'json' };
 import { SdfError, pointerToken, type SdfErrorDetail } from '../errors.js';
+import { DEFAULT_LIMITS } from '../limits.js';
+import { tooDeep } from './json-shape.js';
 
 /** F5: keys that belong to meta.json or are reserved by SDF_FORMAT 4.4.1. */
 export const RESERVED_DATA_KEYS = ['sdf_version', 'document_id', 'issued_at', '_sdf', '_meta', '_signature'] as const;
@@ -24,9 +26,10 @@ export function parseData(bytes: Buffer): unknown {
 
 /**
  * F5: format rules a schema cannot be trusted to enforce: root object, reserved keys, and money
- * (any object with both `amount` and `currency`). Walks iteratively so deep nesting cannot overflow the stack.
+ * (any object with both `amount` and `currency`). Walks iteratively so deep nesting cannot overflow the
+ * stack, and refuses nesting deeper than `maxDepth` (F2; see needsShapeCheck) before anything else.
  */
-export function checkDataRules(data: unknown): void {
+export function checkDataRules(data: unknown, maxDepth: number = DEFAULT_LIMITS.maxJsonDepth): void {
   const details: SdfErrorDetail[] = [];
   if (typeof data !== 'object' || data === null || Array.isArray(data)) {
     details.push({ path: '', message: 'the root of data.json must be an object' });
@@ -39,40 +42,87 @@ export function checkDataRules(data: unknown): void {
         });
       }
     }
-    // Paths are built only for money that breaks a rule: a path string per value would double the memory
-    // a large data.json takes (and its time), for errors that are rare.
-    const stack: Frame[] = [{ value: data }];
-    while (stack.length > 0 && details.length < MAX_DETAILS) {
-      const frame = stack.pop()!;
-      const value = frame.value;
-      if (typeof value !== 'object' || value === null) continue;
-      if (Array.isArray(value)) {
-        for (let i = value.length - 1; i >= 0; i--) {
-          const child: unknown = value[i];
-          if (typeof child === 'object' && child !== null) stack.push({ value: child, parent: frame, key: i });
-        }
-        continue;
+  }
+  if (typeof data !== 'object' || data === null) throw dataError(details);
+  // A first walk keeps no paths (most files break no rule); only when money breaks one does the walk
+  // below run again, keeping the chain of parents that a JSON pointer is built from.
+  if (cleanWalk(data, maxDepth) && details.length === 0) return;
+  const stack: Frame[] = [{ value: data, depth: 1 }];
+  while (stack.length > 0 && details.length < MAX_DETAILS) {
+    const frame = stack.pop()!;
+    const value = frame.value;
+    const depth = frame.depth + 1;
+    if (Array.isArray(value)) {
+      for (let i = value.length - 1; i >= 0; i--) {
+        const child: unknown = value[i];
+        if (typeof child !== 'object' || child === null) continue;
+        if (depth > maxDepth) throw tooDeep('data.json', maxDepth, 'SDF_ERROR_INVALID_DATA');
+        stack.push({ value: child, parent: frame, key: i, depth });
       }
-      const record = value as Record<string, unknown>;
-      if ('amount' in record && 'currency' in record) checkMoney(record, frame, details);
-      for (const key in record) {
-        const child = record[key];
-        if (typeof child === 'object' && child !== null) stack.push({ value: child, parent: frame, key });
-      }
+      continue;
+    }
+    const record = value as Record<string, unknown>;
+    if ('amount' in record && 'currency' in record) checkMoney(record, frame, details);
+    for (const key in record) {
+      const child = record[key];
+      if (typeof child !== 'object' || child === null) continue;
+      if (depth > maxDepth) throw tooDeep('data.json', maxDepth, 'SDF_ERROR_INVALID_DATA');
+      stack.push({ value: child, parent: frame, key, depth });
     }
   }
-  if (details.length > 0) {
-    throw new SdfError(
-      'SDF_ERROR_INVALID_DATA',
-      `data.json breaks a format rule: ${details[0]!.message}`,
-      'data.json',
-      details,
-    );
+  throw dataError(details);
+}
+
+function dataError(details: SdfErrorDetail[]): SdfError {
+  return new SdfError(
+    'SDF_ERROR_INVALID_DATA',
+    `data.json breaks a format rule: ${details[0]!.message}`,
+    'data.json',
+    details,
+  );
+}
+
+/**
+ * The money and depth rules in the order of the walk in checkDataRules, without building frames:
+ * false at the first money that breaks a rule, an error at nesting deeper than `maxDepth`.
+ */
+function cleanWalk(root: object, maxDepth: number): boolean {
+  const values: object[] = [root];
+  const depths: number[] = [1];
+  while (values.length > 0) {
+    const value = values.pop()!;
+    const depth = depths.pop()! + 1;
+    if (Array.isArray(value)) {
+      for (let i = value.length - 1; i >= 0; i--) {
+        const child: unknown = value[i];
+        if (typeof child !== 'object' || child === null) continue;
+        if (depth > maxDepth) throw tooDeep('data.json', maxDepth, 'SDF_ERROR_INVALID_DATA');
+        values.push(child);
+        depths.push(depth);
+      }
+      continue;
+    }
+    const record = value as Record<string, unknown>;
+    if ('amount' in record && 'currency' in record && !moneyOk(record)) return false;
+    for (const key in record) {
+      const child = record[key];
+      if (typeof child !== 'object' || child === null) continue;
+      if (depth > maxDepth) throw tooDeep('data.json', maxDepth, 'SDF_ERROR_INVALID_DATA');
+      values.push(child);
+      depths.push(depth);
+    }
   }
+  return true;
+}
+
+function moneyOk({ amount, currency }: Record<string, unknown>): boolean {
+  return typeof amount === 'string' && AMOUNT.test(amount) && typeof currency === 'string' && CURRENCIES.has(currency);
 }
 
 interface Frame {
-  value: unknown;
+  value: object;
+  /** Nesting level: the root container is 1. */
+  depth: number;
   parent?: Frame;
   key?: string | number;
 }
@@ -85,10 +135,8 @@ function pathOf(frame: Frame): string {
 }
 
 function checkMoney(money: Record<string, unknown>, frame: Frame, details: SdfErrorDetail[]): void {
+  if (moneyOk(money)) return;
   const { amount, currency } = money;
-  const amountOk = typeof amount === 'string' && AMOUNT.test(amount);
-  const currencyOk = typeof currency === 'string' && CURRENCIES.has(currency);
-  if (amountOk && currencyOk) return;
   const path = pathOf(frame);
   if (typeof amount !== 'string') {
     details.push({

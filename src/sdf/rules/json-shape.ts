@@ -37,10 +37,7 @@ export function checkJsonShape(
       } while (isEscaped(bytes, end));
       i = end;
     } else if (byte === OPEN_BRACE || byte === OPEN_BRACKET) {
-      if (++depth > limits.maxJsonDepth) {
-        const message = `${file} nests deeper than ${limits.maxJsonDepth} levels`;
-        throw new SdfError(deepCode, message, file, [{ path: '', message }]);
-      }
+      if (++depth > limits.maxJsonDepth) throw tooDeep(file, limits.maxJsonDepth, deepCode);
       values++;
     } else if (byte === CLOSE_BRACE || byte === CLOSE_BRACKET) {
       depth--;
@@ -49,6 +46,22 @@ export function checkJsonShape(
       throw new SdfError('SDF_ERROR_ARCHIVE_TOO_LARGE', message, file, [{ path: '', message }]);
     }
   }
+}
+
+/**
+ * Whether `checkJsonShape` must run before JSON.parse. A text holds at most one value per byte plus
+ * one (each value past the first follows a comma or an opening bracket), so a text shorter than
+ * `maxJsonValues` bytes cannot pass the count, and what JSON.parse builds from it stays within a small
+ * multiple of its size. Such a text is parsed directly and its depth is checked on the tree (the F5
+ * walk over data.json does it, with the same error).
+ */
+export function needsShapeCheck(bytes: Buffer, limits: Pick<Limits, 'maxJsonValues'>): boolean {
+  return bytes.length >= limits.maxJsonValues;
+}
+
+export function tooDeep(file: string, maxDepth: number, code: SdfErrorCode): SdfError {
+  const message = `${file} nests deeper than ${maxDepth} levels`;
+  return new SdfError(code, message, file, [{ path: '', message }]);
 }
 
 /** A quote is escaped when an odd number of backslashes precede it. */
