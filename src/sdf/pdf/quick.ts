@@ -66,16 +66,18 @@ const isWhite = (b: number): boolean => CLASS[b] === 1;
 const isRegular = (b: number): boolean => CLASS[b] === 0;
 const isDigit = (b: number): boolean => b >= 0x30 && b <= 0x39;
 /** Name characters accepted here: printable ASCII, no delimiter, no `#` (escaped names go the long way). */
-const isPlainNameChar = (b: number): boolean => b > 0x20 && b < 0x7f && b !== 0x23 && CLASS[b] === 0;
+const PLAIN_NAME = new Uint8Array(256);
+for (let b = 0x21; b < 0x7f; b++) if (b !== 0x23 && CLASS[b] === 0) PLAIN_NAME[b] = 1;
+const isPlainNameChar = (b: number): boolean => PLAIN_NAME[b] === 1;
 
 /**
- * Names seen before, by a hash of their bytes: a producer's files use a small vocabulary (`Type`,
- * `Font`, `FlateDecode`, resource names), so most names are found here without building a string.
- * Process-wide and bounded: a file full of new names only fills it up, after which names are built
- * one by one again.
+ * Names seen before, in a direct-mapped table by a hash of their bytes: a producer's files use a small
+ * vocabulary (`Type`, `Font`, `FlateDecode`, resource names), so most names are found here without
+ * building a string. A name whose slot holds another is built and takes the slot; a file full of new
+ * names only makes the table useless, never larger.
  */
-const interned = new Map<number, Name>();
-const MAX_INTERNED = 4096;
+const NAME_SLOTS = 4096;
+const interned: (Name | undefined)[] = new Array<Name | undefined>(NAME_SLOTS).fill(undefined);
 /** Names longer than this are built each time (and never interned). */
 const MAX_INTERNED_LENGTH = 64;
 
@@ -162,10 +164,11 @@ class Reader {
     if (end === start) unsure();
     if (this.pos < bytes.length && isRegular(bytes[this.pos]!)) unsure();
     const long = end - start > MAX_INTERNED_LENGTH;
-    let name = long ? undefined : interned.get(hash);
+    const slot = (hash ^ (hash >>> 16)) & (NAME_SLOTS - 1);
+    let name = long ? undefined : interned[slot];
     if (name === undefined || !sameText(name, bytes, start, end)) {
       name = new Name(latin1(bytes, start, end));
-      if (!long && interned.size < MAX_INTERNED && !interned.has(hash)) interned.set(hash, name);
+      if (!long) interned[slot] = name;
     }
     if (name.unsafe) unsure();
     return name;
