@@ -1,7 +1,7 @@
 import { PDFDocument, PDFName, PDFString, StandardFonts } from 'pdf-lib';
 import { describe, expect, it } from 'vitest';
 import { SdfError } from '../errors.js';
-import { blankPdf, buildPdf } from '../testing/pdf-builder.js';
+import { blankPdf, buildPdf, hiddenObjectPdf } from '../testing/pdf-builder.js';
 import { buildSdf } from '../testing/build-sdf.js';
 import { validate } from '../validate.js';
 import { inspectPdf } from './inspect.js';
@@ -84,6 +84,25 @@ describe('visual.pdf inspection (F8)', () => {
     const result = await validate(buildSdf({ pdf }));
     expect(result.valid).toBe(true);
     expect(result.warnings).toContain('visual.pdf: standard font Helvetica is not embedded');
+  });
+
+  it.each(['stream', 'string', 'comment', 'stream, header split by a comment'] as const)(
+    'rejects an object hidden in a %s, which the cross-reference table points at',
+    async (place) => {
+      const pdf = hiddenObjectPdf(place);
+      // A reader that parses in order never meets object 5; the only /JavaScript is inside skipped bytes.
+      expect([...scanNames(pdf)]).not.toContain('JavaScript');
+      await expect(inspectPdf(pdf)).rejects.toThrow(/object header inside a stream, a string or a comment/);
+      expect(await pdfError(pdf)).toBe('SDF_ERROR_UNSAFE_PDF');
+    },
+  );
+
+  it('accepts the words of an object header that are not one', async () => {
+    const content = '% an obj in a comment, 5 0 not before it\nBT (obj 1 0 endobj) Tj ET';
+    const pdf = blankPdf('/Lang (1 endobj 2 objection obj)', '<< >>', [
+      `<< /Length ${content.length} >>\nstream\n${content}\nendstream`,
+    ]);
+    expect(await pdfError(pdf)).toBe('accepted');
   });
 
   it('rejects something that is not a PDF, and an unparseable one', async () => {

@@ -1,5 +1,6 @@
 import { PDFArray, PDFDict, PDFDocument, PDFName, PDFRef, PDFStream, ParseSpeeds, type PDFObject } from 'pdf-lib';
 import { SdfError } from '../errors.js';
+import { findHiddenObjectHeader } from './hidden.js';
 import { FORBIDDEN_NAMES, STANDARD_14_FONTS, decodePdfName } from './names.js';
 import { quickInspect } from './quick.js';
 import { scanNames } from './tokenizer.js';
@@ -51,8 +52,13 @@ export async function inspectPdf(pdf: Buffer, options: { fullOnly?: boolean } = 
   const quick = options.fullOnly ? undefined : quickInspect(pdf);
   if (quick !== undefined) return quick;
 
-  for (const name of scanNames(pdf)) {
+  const objTokens = new Set<number>();
+  for (const name of scanNames(pdf, objTokens)) {
     if (FORBIDDEN_NAMES.has(name)) throw unsafe(`visual.pdf contains /${name} (rule 3)`);
+  }
+  const hidden = findHiddenObjectHeader(pdf, objTokens);
+  if (hidden >= 0) {
+    throw unsafe(`visual.pdf has an object header inside a stream, a string or a comment (byte ${hidden}; rule 3)`);
   }
 
   let doc: PDFDocument;

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { SdfError } from '../errors.js';
 import { render } from '../producer/render.js';
 import { invoiceData } from '../testing/build-sdf.js';
-import { blankPdf, buildPdf } from '../testing/pdf-builder.js';
+import { blankPdf, buildPdf, hiddenObjectPdf } from '../testing/pdf-builder.js';
 import { inspectPdf } from './inspect.js';
 import { quickInspect } from './quick.js';
 
@@ -94,6 +94,9 @@ async function corpus(): Promise<[string, Buffer][]> {
       'a name inside stream data',
       blankPdf('', '<< >>', [`<< /Length ${nameData.length} >>\nstream\n${nameData}\nendstream`]),
     ],
+    ...(['stream', 'string', 'comment', 'stream, header split by a comment'] as const).map(
+      (place): [string, Buffer] => [`an object hidden in a ${place}`, hiddenObjectPdf(place)],
+    ),
     ['junk between objects', Buffer.concat([blankPdf(), Buffer.from('garbage 1 2 3\n')])],
     ['duplicate object', Buffer.concat([blankPdf(), Buffer.from('3 0 obj\n<< /Type /Page >>\nendobj\n')])],
     ...catalogs.map(([label, catalog]): [string, Buffer] => [label, blankPdf(catalog)]),
@@ -190,6 +193,10 @@ describe('the strict fast reader agrees with the full (pdf-lib) inspection (F8)'
     'stream with external data',
     'stream with a wrong /Length',
     'endstream inside stream data',
+    'an object hidden in a stream',
+    'an object hidden in a string',
+    'an object hidden in a comment',
+    'an object hidden in a stream, header split by a comment',
     'junk between objects',
     'duplicate object',
     '/FS /URL',

@@ -1,5 +1,6 @@
 import { inflateSync } from 'node:zlib';
 import { DEFAULT_LIMITS } from '../limits.js';
+import { findHiddenObjectHeader } from './hidden.js';
 import { FORBIDDEN_NAMES, STANDARD_14_FONTS } from './names.js';
 
 /**
@@ -308,6 +309,8 @@ const ENDSTREAM = Buffer.from('endstream', 'latin1');
 
 interface Parsed {
   objects: Map<number, { gen: number; value: Value }>;
+  /** Offsets of the `obj` keywords of the objects read. */
+  objTokens: Set<number>;
   /** Every dictionary met, nested ones and stream dictionaries included, in file order. */
   dicts: Dict[];
 }
@@ -379,7 +382,7 @@ function checkXrefStream(dict: Dict, data: Uint8Array): void {
 }
 
 function parseFile(pdf: Uint8Array): Parsed {
-  const parsed: Parsed = { objects: new Map(), dicts: [] };
+  const parsed: Parsed = { objects: new Map(), objTokens: new Set(), dicts: [] };
   const r = new Reader(pdf, parsed.dicts);
   if (!/^%PDF-\d\.\d[\r\n]/.test(latin1(pdf, 0, Math.min(pdf.length, 9)))) unsure();
   const haystack = Buffer.from(pdf.buffer, pdf.byteOffset, pdf.length);
@@ -392,6 +395,7 @@ function parseFile(pdf: Uint8Array): Parsed {
       r.skipSpace();
       const gen = r.integer();
       r.skipSpace();
+      parsed.objTokens.add(r.pos);
       r.keyword('obj');
       let value = r.value(0);
       r.skipSpace();
@@ -477,6 +481,7 @@ function fontWarning(dict: Dict, lookup: (v: Value | undefined) => Value | undef
 export function quickInspect(pdf: Uint8Array): string[] | undefined {
   try {
     const parsed = parseFile(pdf);
+    if (findHiddenObjectHeader(pdf, parsed.objTokens) >= 0) unsure();
     const lookup = (v: Value | undefined): Value | undefined => {
       if (!(v instanceof Ref)) return v;
       const target = parsed.objects.get(v.num);

@@ -10,8 +10,9 @@ const isRegular = (byte: number): boolean => !WHITESPACE.has(byte) && !DELIMITER
  * F8, second pass: a lexical scan of the whole file that yields every name token outside strings,
  * comments and stream bodies, `#xx`-decoded. It sees objects the structural parser dropped
  * (earlier revisions, objects no cross-reference points at), so nothing hides behind a bad xref.
+ * `objTokens`, when given, receives the offset of every `obj` keyword the scan reads.
  */
-export function* scanNames(pdf: Uint8Array): Generator<string> {
+export function* scanNames(pdf: Uint8Array, objTokens?: Set<number>): Generator<string> {
   let i = 0;
   const n = pdf.length;
   while (i < n) {
@@ -33,7 +34,12 @@ export function* scanNames(pdf: Uint8Array): Generator<string> {
     } else if (isRegular(byte)) {
       const start = i;
       while (i < n && isRegular(pdf[i]!)) i++;
-      if (i - start === 6 && Buffer.from(pdf.buffer, pdf.byteOffset + start, 6).toString('latin1') === 'stream') {
+      if (i - start === 3 && pdf[start] === 0x6f && pdf[start + 1] === 0x62 && pdf[start + 2] === 0x6a) {
+        objTokens?.add(start);
+      } else if (
+        i - start === 6 &&
+        Buffer.from(pdf.buffer, pdf.byteOffset + start, 6).toString('latin1') === 'stream'
+      ) {
         const end = Buffer.from(pdf.buffer, pdf.byteOffset, n).indexOf(ENDSTREAM, i);
         i = end < 0 ? n : end + ENDSTREAM.length;
       }
