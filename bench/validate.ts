@@ -176,7 +176,7 @@ async function main(): Promise<void> {
     const meta = { document_type: 'invoice', issuer: 'Acme Supplies GmbH', issuer_id: 'DE123456789' };
     // label, line items, rounds, seconds per round and side, least files per round and side
     const sizes: [string, number, number, number, number][] = [
-      ['typical', 450, 8, 0.5, 20],
+      ['typical', 450, 20, 0.25, 20],
       ['large', 105_000, 5, 2, 2],
     ];
     const rows: string[] = [];

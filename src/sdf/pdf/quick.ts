@@ -41,10 +41,11 @@ class Stream {
  * (whose dictionaries are maps filled in file order); every value is still read and checked.
  */
 class Dict {
-  readonly keys: string[] = [];
-  readonly values: Value[] = [];
+  /** Keys and values, alternating: one array per dictionary. */
+  readonly entries: (string | Value)[] = [];
   get(key: string): Value | undefined {
-    for (let i = this.keys.length - 1; i >= 0; i--) if (this.keys[i] === key) return this.values[i];
+    const { entries } = this;
+    for (let i = entries.length - 2; i >= 0; i -= 2) if (entries[i] === key) return entries[i + 1] as Value;
     return undefined;
   }
   has(key: string): boolean {
@@ -217,8 +218,8 @@ class Reader {
         return dict;
       }
       if (bytes[this.pos] !== 0x2f) unsure();
-      dict.keys.push(this.name().value);
-      dict.values.push(this.value(depth + 1));
+      const key = this.name().value;
+      dict.entries.push(key, this.value(depth + 1));
     }
   }
 
