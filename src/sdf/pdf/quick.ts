@@ -22,8 +22,11 @@ import { FORBIDDEN_NAMES, STANDARD_14_FONTS } from './names.js';
 class Name {
   /** A forbidden name (or `/Encrypt`): the reader gives up on meeting it. */
   readonly unsafe: boolean;
+  /** The name's bytes, to compare with the next occurrence without building its text. */
+  readonly bytes: Uint8Array;
   constructor(readonly value: string) {
     this.unsafe = FORBIDDEN_NAMES.has(value) || value === 'Encrypt';
+    this.bytes = Buffer.from(value, 'latin1');
   }
 }
 class Ref {
@@ -84,9 +87,9 @@ const interned: (Name | undefined)[] = new Array<Name | undefined>(NAME_SLOTS).f
 const MAX_INTERNED_LENGTH = 64;
 
 function sameText(name: Name, bytes: Uint8Array, start: number, end: number): boolean {
-  const text = name.value;
-  if (text.length !== end - start) return false;
-  for (let i = start; i < end; i++) if (text.charCodeAt(i - start) !== bytes[i]) return false;
+  const own = name.bytes;
+  if (own.length !== end - start) return false;
+  for (let i = 0; i < own.length; i++) if (own[i] !== bytes[start + i]) return false;
   return true;
 }
 
@@ -103,13 +106,16 @@ class Reader {
 
   skipSpace(): void {
     const { bytes } = this;
-    while (this.pos < bytes.length) {
-      const b = bytes[this.pos]!;
-      if (isWhite(b)) this.pos++;
+    const n = bytes.length;
+    let i = this.pos;
+    while (i < n) {
+      const b = bytes[i]!;
+      if (isWhite(b)) i++;
       else if (b === 0x25) {
-        while (this.pos < bytes.length && bytes[this.pos] !== 0x0a && bytes[this.pos] !== 0x0d) this.pos++;
+        while (i < n && bytes[i] !== 0x0a && bytes[i] !== 0x0d) i++;
       } else break;
     }
+    this.pos = i;
   }
 
   /** A bare keyword or number token (regular characters up to the next white space or delimiter). */
@@ -153,18 +159,18 @@ class Reader {
   /** A name in plain form (no `#` escape), given up on when it is forbidden (or `/Encrypt`). */
   name(): Name {
     const { bytes } = this;
-    this.pos++; // the slash
-    const start = this.pos;
+    const start = this.pos + 1; // after the slash
+    const n = bytes.length;
+    let end = start;
     let hash = 0x811c9dc5;
-    while (this.pos < bytes.length) {
-      const b = bytes[this.pos]!;
+    for (; end < n; end++) {
+      const b = bytes[end]!;
       if (!isPlainNameChar(b)) break;
       hash = Math.imul(hash ^ b, 0x01000193);
-      this.pos++;
     }
-    const end = this.pos;
+    this.pos = end;
     if (end === start) unsure();
-    if (this.pos < bytes.length && isRegular(bytes[this.pos]!)) unsure();
+    if (end < n && isRegular(bytes[end]!)) unsure();
     const long = end - start > MAX_INTERNED_LENGTH;
     const slot = (hash ^ (hash >>> 16)) & (NAME_SLOTS - 1);
     let name = long ? undefined : interned[slot];
