@@ -2,7 +2,9 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { inflateRawSync } from 'node:zlib';
+import { randomBytes } from 'node:crypto';
+import { deflateSync, inflateRawSync } from 'node:zlib';
+import { PDFDocument, concatTransformationMatrix, drawObject, popGraphicsState, pushGraphicsState } from 'pdf-lib';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { pack, validate } from '../src/sdf/index.js';
@@ -36,6 +38,35 @@ function invoiceWith(items: number): Record<string, unknown> {
     subtotal: { amount: `${(i * 7.31).toFixed(2)}`, currency: 'EUR' },
   }));
   return data;
+}
+
+/**
+ * A scanned invoice: one A4 page holding a full-page RGB image of noise (incompressible, as a scan's
+ * JPEG or Flate data nearly is), `side` pixels square, so the PDF is about 3 * side^2 bytes.
+ */
+async function scannedPdf(side: number): Promise<Buffer> {
+  const doc = await PDFDocument.create({ updateMetadata: false });
+  const pixels = deflateSync(randomBytes(side * side * 3), { level: 1 });
+  const image = doc.context.register(
+    doc.context.stream(pixels, {
+      Type: 'XObject',
+      Subtype: 'Image',
+      Width: side,
+      Height: side,
+      ColorSpace: 'DeviceRGB',
+      BitsPerComponent: 8,
+      Filter: 'FlateDecode',
+    }),
+  );
+  const page = doc.addPage([595.28, 841.89]);
+  const name = page.node.newXObject('Scan', image);
+  page.pushOperators(
+    pushGraphicsState(),
+    concatTransformationMatrix(595.28, 0, 0, 841.89, 0, 0),
+    drawObject(name),
+    popGraphicsState(),
+  );
+  return Buffer.from(await doc.save());
 }
 
 /** Reads the central directory and inflates every entry: what any reader of the file must do. */
@@ -182,21 +213,24 @@ async function main(): Promise<void> {
     // label, line items, rounds, seconds per round and side, least files per round and side
     const sizes: [string, number, number, number, number][] = [
       ['small', 450, 40, 0.1, 10],
-      ['typical', 1_350, 40, 0.1, 5],
-      ['large', 105_000, 5, 2, 2],
+      ['typical', 1_850, 40, 0.1, 5],
+      ['large data', 105_000, 5, 2, 2],
+      ['large scan', 1_850, 5, 2, 2],
     ];
     const rows: string[] = [];
     for (const [label, items, rounds, secondsPerRound, minFiles] of sizes) {
       const data = invoiceWith(items);
-      // The small and typical files carry their rendered PDF; the large one a one-page PDF, so the data dominates.
-      const pdf =
-        label === 'large' ? (await pack({ data: invoiceWith(1), schema: INVOICE_SCHEMA, meta })).archive : undefined;
-      const { archive } = await pack({
-        data,
-        schema: INVOICE_SCHEMA,
-        meta,
-        pdf: pdf ? inflateAll(pdf).get('visual.pdf') : undefined,
-      });
+      // The small and typical files carry their rendered PDF. The large-data file has a one-page PDF, so
+      // the data dominates; the large-scan file (~20 MB) is the typical invoice as a scanned page.
+      let pdf: Buffer | undefined;
+      if (label === 'large data') {
+        pdf = inflateAll((await pack({ data: invoiceWith(1), schema: INVOICE_SCHEMA, meta })).archive).get(
+          'visual.pdf',
+        );
+      } else if (label === 'large scan') {
+        pdf = await scannedPdf(2_560);
+      }
+      const { archive } = await pack({ data, schema: INVOICE_SCHEMA, meta, pdf });
       const file = join(dir, `${label}.sdf`);
       writeFileSync(file, archive);
       const entries = inflateAll(archive);

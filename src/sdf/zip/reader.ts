@@ -12,7 +12,6 @@ const EOCD_SIZE = 22;
 const MAX_COMMENT = 0xffff;
 const S_IFMT = 0o170000;
 const S_IFLNK = 0o120000;
-const MAX_CHUNK = 4 * 1024 * 1024;
 
 /** One central-directory record, as declared. Declared sizes are only ever used to reject early, never to accept. */
 export interface ZipEntry {
@@ -186,8 +185,9 @@ export function inflateEntry(entry: ZipEntry, compressed: Buffer, budget: number
   } else {
     try {
       // One output chunk of the declared size (plus the byte that shows the end) saves zlib joining
-      // 16 KB chunks; the cap keeps a header that lies from reserving more than a few megabytes.
-      const chunkSize = Math.max(64, Math.min(entry.declaredSize + 1, budget + 1, MAX_CHUNK));
+      // chunks. What a header that lies can reserve this way is bounded by the declared-size check
+      // (F2 limits), and an entry whose size differs from its header is refused just below.
+      const chunkSize = Math.max(64, Math.min(entry.declaredSize + 1, budget + 1));
       data = zlib.inflateRawSync(compressed, { maxOutputLength: budget + 1, chunkSize });
     } catch (error) {
       if ((error as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') {
