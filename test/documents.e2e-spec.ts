@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -106,6 +107,17 @@ describe('documents lifecycle (SDF-SPEC Documents, S1-S3, S11)', () => {
       data: 'fail',
       pdf: 'skipped',
     });
+  });
+
+  it('takes document_type from data.json at validation when meta.json has none (S2 reads meta.json alone)', async () => {
+    const meta: Record<string, unknown> = { ...invoiceMeta(), document_id: randomUUID() };
+    delete meta.document_type;
+    const res = await upload(t, tenant.apiKey, buildRawSdf({ meta })).expect(201);
+    expect(res.body).toMatchObject({ status: 'pending', document_type: null });
+    const final = await waitForFinal(t, tenant.apiKey, res.body.id);
+    expect(final.body).toMatchObject({ status: 'valid', document_type: 'invoice' });
+    const listed = await t.http().get('/list?document_type=invoice&limit=100').set('X-API-Key', tenant.apiKey);
+    expect(listed.body.documents.map((d: { id: string }) => d.id)).toContain(res.body.id);
   });
 
   it('ends a file uploaded with a verifying signature valid and signed (S3)', async () => {

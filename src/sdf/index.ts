@@ -1,6 +1,6 @@
 export { SDF_ERROR_CODES, SdfError, isSdfError, type SdfErrorCode, type SdfErrorDetail } from './errors.js';
 export { DEFAULT_LIMITS, type Limits } from './limits.js';
-export { readMeta, CHEAP_DATA_BYTES } from './read-meta.js';
+export { readMeta } from './read-meta.js';
 export { normalizeMeta, UUID_V4, type NormalizedMeta } from './rules/meta.js';
 export { RESERVED_DATA_KEYS, isIso4217 } from './rules/data.js';
 export { SUPPORTED_SDF_VERSION } from './rules/version.js';

@@ -1,3 +1,4 @@
+import zlib from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { buildSdf, invoiceData, invoiceMeta, INVOICE_SCHEMA } from './testing/build-sdf.js';
 import { validate } from './validate.js';
@@ -105,14 +106,22 @@ describe('meta.json (F4, F7)', () => {
 });
 
 describe('readMeta (S2 partial read)', () => {
-  it('returns the normalised meta without touching the other entries', async () => {
-    const sdf = buildSdf({ entries: { 'visual.pdf': Buffer.from('not even a pdf'), 'schema.json': Buffer.from('{') } });
+  it('returns the normalised meta without inflating any other entry', async () => {
+    // data.json is a Deflate bomb that lies about its size: inflating it would fail the read.
+    const bomb = zlib.deflateRawSync(Buffer.alloc(8 * 1024 * 1024));
+    const sdf = buildSdf({
+      entries: { 'data.json': null, 'visual.pdf': Buffer.from('not even a pdf'), 'schema.json': Buffer.from('{') },
+      extra: [{ name: 'data.json', data: Buffer.alloc(0), compressed: bomb, declaredSize: 10 }],
+    });
+    expect((await validate(sdf)).error?.code).toBe('SDF_ERROR_INVALID_ARCHIVE');
     const meta = await readMeta(sdf);
     expect(meta).toMatchObject({ document_id: 'f47ac10b-58cc-4372-a567-0e02b2c3d479', document_type: 'invoice' });
   });
 
-  it('fills document_type from a small data.json', async () => {
-    expect((await readMeta(withMeta({}, ['document_type']))).document_type).toBe('invoice');
+  it('leaves document_type to validation when meta.json has none (S2: meta.json alone)', async () => {
+    const sdf = withMeta({}, ['document_type']);
+    expect((await readMeta(sdf)).document_type).toBeUndefined();
+    expect((await validate(sdf)).document_type).toBe('invoice');
   });
 
   it.each([

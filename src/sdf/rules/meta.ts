@@ -6,7 +6,7 @@ import { SDF_VERSION_PATTERN } from './version.js';
 export interface NormalizedMeta {
   sdf_version: string;
   document_id: string;
-  /** From meta.json, else from data.json's `document_type` when that was read. */
+  /** From meta.json; validation falls back to data.json's `document_type` (F4). */
   document_type?: string;
   schema_id?: string;
   issuer: { name: string; id?: string };
