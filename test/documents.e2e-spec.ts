@@ -185,17 +185,25 @@ describe('documents lifecycle (SDF-SPEC Documents, S1-S3, S11)', () => {
   });
 
   it.each([
-    ['a file that is not a ZIP', () => Buffer.from('%PDF-1.7 definitely not a zip'), 'SDF_ERROR_NOT_ZIP'],
-    ['a ZIP without meta.json', () => buildRawSdf({ entries: { 'meta.json': null } }), 'SDF_ERROR_INVALID_META'],
+    ['a file that is not a ZIP', () => Buffer.from('%PDF-1.7 definitely not a zip'), 'SDF_ERROR_NOT_ZIP', {}],
+    [
+      'a ZIP without meta.json',
+      () => buildRawSdf({ entries: { 'meta.json': null } }),
+      'SDF_ERROR_INVALID_META',
+      { file: 'meta.json' },
+    ],
     [
       'a ZIP whose meta.json is not JSON',
       () => buildRawSdf({ entries: { 'meta.json': Buffer.from('{nope') } }),
       'SDF_ERROR_INVALID_META',
+      { file: 'meta.json' },
     ],
-  ])('answers 422 for %s and stores nothing', async (_name, make, code) => {
+  ])('answers 422 for %s and stores nothing', async (_name, make, code, file) => {
     const before = await countDocuments();
     const res = await upload(t, tenant.apiKey, make()).expect(422);
-    expect(res.body).toEqual({ error: { code, message: expect.any(String), details: expect.any(Array) } });
+    // F3: details always, and the entry concerned when there is one.
+    const details = [{ path: expect.any(String), message: expect.any(String) }];
+    expect(res.body).toEqual({ error: { code, message: expect.any(String), ...file, details } });
     expect(await countDocuments()).toBe(before);
     expect(readdirSync(uploadTmp)).toEqual([]);
   });
@@ -237,6 +245,7 @@ describe('documents lifecycle (SDF-SPEC Documents, S1-S3, S11)', () => {
         error: {
           code: 'SDF_ERROR_SCHEMA_MISMATCH',
           message: expect.any(String),
+          file: 'data.json',
           details: [expect.objectContaining({ path: '/invoice_number' })],
         },
       });

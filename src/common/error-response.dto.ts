@@ -1,4 +1,4 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 
 export class ErrorDetailDto {
   @ApiProperty({ example: '/invoice_number', description: 'JSON pointer to the offending value' })
@@ -14,6 +14,9 @@ export class ErrorPayloadDto {
 
   @ApiProperty({ example: 'Request validation failed' })
   message: string;
+
+  @ApiPropertyOptional({ example: 'data.json', description: 'SDF failures: the archive entry concerned (F3)' })
+  file?: string;
 
   @ApiProperty({ type: [ErrorDetailDto] })
   details: ErrorDetailDto[];

@@ -70,9 +70,10 @@ export class AppError extends Error {
 }
 
 export interface ErrorBody {
-  error: { code: string; message: string; details: ErrorDetail[] };
+  /** `file`: the archive entry an SDF failure concerns (F3), when it concerns one. */
+  error: { code: string; message: string; details: ErrorDetail[]; file?: string };
 }
 
-export function errorBody(code: string, message: string, details: ErrorDetail[] = []): ErrorBody {
-  return { error: { code, message, details } };
+export function errorBody(code: string, message: string, details: ErrorDetail[] = [], file?: string): ErrorBody {
+  return { error: file === undefined ? { code, message, details } : { code, message, file, details } };
 }

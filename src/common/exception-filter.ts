@@ -23,6 +23,7 @@ interface BodyParserError {
 interface SdfLikeError {
   code: string;
   message: string;
+  file?: string;
   details?: ErrorDetail[];
 }
 
@@ -58,7 +59,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
       // F3: a format failure of an uploaded file is 422 with the SDF code and its details.
       return {
         status: HttpStatus.UNPROCESSABLE_ENTITY,
-        body: errorBody(exception.code, exception.message, exception.details ?? []),
+        body: errorBody(exception.code, exception.message, exception.details ?? [], exception.file),
         headers: {},
       };
     }

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { TenantAuth } from '../auth/auth-context.js';
-import { AppError } from '../common/errors.js';
+import { AppError, errorBody } from '../common/errors.js';
 import { AppConfig } from '../config/app-config.js';
 import type { ValidationResult } from '../sdf/index.js';
 import { DocumentsService, type Actor } from './documents.service.js';
@@ -55,10 +55,11 @@ export class UploadHandler {
     const stored = await this.extensions.toStored(auth.tenantId, result);
     if (!result.valid) {
       res.status(422);
-      const error = result.error ?? { code: 'SDF_ERROR_INVALID_ARCHIVE', message: 'validation failed', details: [] };
+      const message = 'validation failed';
+      const error = result.error ?? { code: 'SDF_ERROR_INVALID_ARCHIVE', message, details: [{ path: '', message }] };
       return {
         valid: false,
-        error: { code: error.code, message: error.message, details: error.details },
+        ...errorBody(error.code, error.message, error.details, error.file),
         checks: result.checks,
       };
     }

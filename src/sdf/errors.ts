@@ -25,14 +25,17 @@ export interface SdfErrorDetail {
 
 export class SdfError extends Error {
   override readonly name = 'SdfError';
+  /** F3: every failure carries at least one detail; without a more precise one, the message at the root. */
+  readonly details: SdfErrorDetail[];
 
   constructor(
     readonly code: SdfErrorCode,
     message: string,
     readonly file?: string,
-    readonly details: SdfErrorDetail[] = [],
+    details: SdfErrorDetail[] = [],
   ) {
     super(message);
+    this.details = details.length > 0 ? details : [{ path: '', message }];
   }
 
   toJSON(): { code: SdfErrorCode; message: string; file?: string; details: SdfErrorDetail[] } {

@@ -26,6 +26,8 @@ describe('safe reader (F1, F2)', () => {
     expect(await codeOf(openArchive(Buffer.alloc(0)))).toBe('SDF_ERROR_NOT_ZIP');
     const result = await validate(Buffer.from('hello'));
     expect(result.error?.code).toBe('SDF_ERROR_NOT_ZIP');
+    // F3: every failure carries details, even one about the file as a whole.
+    expect(result.error?.details).toEqual([{ path: '', message: result.error?.message }]);
     expect(result.checks).toEqual({
       container: 'fail',
       meta: 'skipped',
