@@ -75,6 +75,18 @@ describe('visual.pdf inspection (F8)', () => {
     expect(await pdfError(pdf)).toBe('SDF_ERROR_UNSAFE_PDF');
   });
 
+  it.each([
+    ['without /Type', '<< /Subtype /TrueType /BaseFont /Arial /FontDescriptor 6 0 R >>'],
+    ['with another /Type', '<< /Type /Other /Subtype /TrueType /BaseFont /Arial >>'],
+    ['with only a descriptor', '<< /Subtype /TrueType /FontDescriptor 6 0 R >>'],
+  ])('rejects a non-embedded font %s, which viewers still draw with a system font', async (_label, font) => {
+    const pdf = blankPdf('', '<< /Font << /F1 5 0 R >> >>', [
+      font,
+      '<< /Type /FontDescriptor /FontName /Arial /Flags 32 /FontBBox [0 0 1000 1000] /ItalicAngle 0 /Ascent 900 /Descent -200 /CapHeight 700 /StemV 80 >>',
+    ]);
+    expect(await pdfError(pdf)).toBe('SDF_ERROR_UNSAFE_PDF');
+  });
+
   it('warns, and only warns, about an unembedded Helvetica', async () => {
     const doc = await PDFDocument.create();
     const font = await doc.embedFont(StandardFonts.Helvetica);

@@ -114,8 +114,11 @@ function checkDict(
   if (fs instanceof PDFName && nameOf(fs) === 'URL') {
     throw unsafe(`visual.pdf ${where} has a file specification that points at a URL (rule 2)`);
   }
+  // F8 / rule 2: a font is any dictionary typed /Font, and also one that leaves /Type out but carries a
+  // key only fonts have: viewers draw with it all the same, from a system font when it is not embedded.
   const type = lookup(dict.get(TYPE));
-  if (!(type instanceof PDFName) || nameOf(type) !== 'Font') return;
+  const typed = type instanceof PDFName && nameOf(type) === 'Font';
+  if (!typed && !dict.has(BASE_FONT) && !dict.has(FONT_DESCRIPTOR)) return;
   const subtype = lookup(dict.get(SUBTYPE));
   const subtypeName = subtype instanceof PDFName ? nameOf(subtype) : '';
   // Type0 fonts are judged through their descendant CIDFont; Type3 glyphs are content streams in the file.

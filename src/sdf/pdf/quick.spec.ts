@@ -69,6 +69,10 @@ async function corpus(): Promise<[string, Buffer][]> {
     ['repeated key, standard font last', '<< /Type /Font /Subtype /Type1 /BaseFont /Arial /BaseFont /Helvetica >>'],
     ['repeated key, other font last', '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /BaseFont /Arial >>'],
     ['descriptor with wrong generation', `<< /Type /Font /Subtype /TrueType /BaseFont /Arial /FontDescriptor 7 1 R >>`],
+    ['unembedded TrueType without /Type', '<< /Subtype /TrueType /BaseFont /Arial /FontDescriptor 6 0 R >>'],
+    ['unembedded font with only a descriptor', '<< /Subtype /TrueType /FontDescriptor 6 0 R >>'],
+    ['Helvetica without /Type', '<< /Subtype /Type1 /BaseFont /Helvetica >>'],
+    ['embedded TrueType without /Type', '<< /Subtype /TrueType /BaseFont /Arial /FontDescriptor 7 0 R >>'],
   ];
   const fontObjects = [
     `<< /Type /FontDescriptor /FontName /Arial ${FONT_DESCRIPTOR} >>`,
@@ -207,6 +211,8 @@ describe('the strict fast reader agrees with the full (pdf-lib) inspection (F8)'
     'unembedded TrueType',
     'repeated key, other font last',
     'descriptor with wrong generation',
+    'unembedded TrueType without /Type',
+    'unembedded font with only a descriptor',
     'pdf-lib JavaScript OpenAction (object streams)',
     'pdf-lib /Launch in a nested dictionary (object streams)',
     'pdf-lib /FS /URL (object streams)',

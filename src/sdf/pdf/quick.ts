@@ -469,7 +469,8 @@ function parseFile(pdf: Uint8Array): Parsed {
 function fontWarning(dict: Dict, lookup: (v: Value | undefined) => Value | undefined): string | undefined {
   if (dict.has('FS')) unsure();
   const type = lookup(dict.get('Type'));
-  if (!(type instanceof Name) || type.value !== 'Font') return undefined;
+  const typed = type instanceof Name && type.value === 'Font';
+  if (!typed && !dict.has('BaseFont') && !dict.has('FontDescriptor')) return undefined;
   const subtype = lookup(dict.get('Subtype'));
   const subtypeName = subtype instanceof Name ? subtype.value : '';
   if (subtypeName === 'Type0' || subtypeName === 'Type3') return undefined;
