@@ -65,8 +65,8 @@ function endsHeader(bytes: Buffer, p: number): boolean {
  * Steps back over white space and comments from `i`; returns the index of the first byte that is
  * neither (below `floor` when the budget ran out). A comment ends at a line break, so one is looked
  * for only on a line the walk entered through its break: the first `%` on that line starts it (even
- * inside a string, which can only make more byte runs count as separators). The searches are native
- * and bounded by the budget.
+ * inside a string, which can only make more byte runs count as separators). Each step reads only the
+ * line it entered, and never past the budget.
  */
 function skipBack(bytes: Buffer, i: number, floor: number): number {
   for (;;) {
@@ -76,11 +76,13 @@ function skipBack(bytes: Buffer, i: number, floor: number): number {
       i--;
     }
     if (i < floor || !lineBreak) return i;
-    const window = bytes.subarray(floor, i + 1);
-    const lineStart = Math.max(window.lastIndexOf(0x0a), window.lastIndexOf(0x0d));
-    if (lineStart < 0 && floor > 0) return floor - 1; // the line starts before the budget: undecided
-    const comment = window.indexOf(0x25, lineStart + 1);
-    if (comment < 0) return i;
-    i = floor + comment - 1;
+    // The line's start: the nearest break back from here, so a line is read once, however long the budget.
+    let lineStart = i;
+    while (lineStart >= floor && bytes[lineStart] !== 0x0a && bytes[lineStart] !== 0x0d) lineStart--;
+    if (lineStart < floor && floor > 0) return floor - 1; // the line starts before the budget: undecided
+    let comment = lineStart + 1;
+    while (comment <= i && bytes[comment] !== 0x25) comment++;
+    if (comment > i) return i;
+    i = comment - 1;
   }
 }

@@ -117,6 +117,14 @@ describe('visual.pdf inspection (F8)', () => {
     expect(await pdfError(pdf)).toBe('accepted');
   });
 
+  it.each([
+    ['no pages', ['<< /Type /Catalog /Pages 2 0 R >>', '<< /Type /Pages /Kids [] /Count 0 >>']],
+    ['no catalog', ['<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>']],
+    ['a page tree that loops', ['<< /Type /Catalog /Pages 2 0 R >>', '<< /Type /Pages /Kids [2 0 R] /Count 1 >>']],
+  ])('rejects a PDF with %s: there is nothing to read (rule 11)', async (_label, objects) => {
+    await expect(inspectPdf(buildPdf(objects))).rejects.toThrow(/visual.pdf has no (pages|readable page tree)/);
+  });
+
   it('rejects something that is not a PDF, and an unparseable one', async () => {
     expect(await pdfError(Buffer.from('GIF89a'))).toBe('SDF_ERROR_UNSAFE_PDF');
     expect(await pdfError(buildPdf(['<< /Type /Catalog /Pages 2 0 R >>', '<< /Type /Pages /Kids [ >>']))).toBe(

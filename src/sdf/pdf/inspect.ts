@@ -73,6 +73,16 @@ export async function inspectPdf(pdf: Buffer, options: { fullOnly?: boolean } = 
     throw unsafe(`visual.pdf cannot be parsed: ${(error as Error).message.split('\n')[0]}`);
   }
 
+  // Rule 11: what people read must be there: a page tree with at least one page.
+  let pages: number;
+  try {
+    pages = doc.getPageCount();
+  } catch (error) {
+    const reason = error instanceof RangeError ? 'its page tree loops' : (error as Error).message.split('\n')[0];
+    throw unsafe(`visual.pdf has no readable page tree: ${reason}`);
+  }
+  if (pages === 0) throw unsafe('visual.pdf has no pages');
+
   const warnings = new Set<string>();
   const lookup = (obj: PDFObject | undefined): PDFObject | undefined =>
     obj instanceof PDFRef ? doc.context.lookup(obj) : obj;

@@ -101,6 +101,25 @@ async function corpus(): Promise<[string, Buffer][]> {
     ...(['stream', 'string', 'comment', 'stream, header split by a comment'] as const).map(
       (place): [string, Buffer] => [`an object hidden in a ${place}`, hiddenObjectPdf(place)],
     ),
+    ['no pages', buildPdf(['<< /Type /Catalog /Pages 2 0 R >>', '<< /Type /Pages /Kids [] /Count 0 >>'])],
+    ['no catalog', buildPdf(['<< /Type /Pages /Kids [] /Count 0 >>'])],
+    [
+      'a page tree that loops',
+      buildPdf([
+        '<< /Type /Catalog /Pages 2 0 R >>',
+        '<< /Type /Pages /Kids [2 0 R 3 0 R] /Count 1 >>',
+        '<< /Type /Page >>',
+      ]),
+    ],
+    [
+      'a page tree of two levels',
+      buildPdf([
+        '<< /Type /Catalog /Pages 2 0 R >>',
+        '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
+        '<< /Type /Pages /Parent 2 0 R /Kids [4 0 R] /Count 1 >>',
+        '<< /Type /Page /Parent 3 0 R /MediaBox [0 0 595 842] /Resources << >> >>',
+      ]),
+    ],
     ['junk between objects', Buffer.concat([blankPdf(), Buffer.from('garbage 1 2 3\n')])],
     ['duplicate object', Buffer.concat([blankPdf(), Buffer.from('3 0 obj\n<< /Type /Page >>\nendobj\n')])],
     ...catalogs.map(([label, catalog]): [string, Buffer] => [label, blankPdf(catalog)]),
@@ -180,6 +199,7 @@ describe('the strict fast reader agrees with the full (pdf-lib) inspection (F8)'
       'blank',
       'a name inside stream data',
       'long keys, clean',
+      'a page tree of two levels',
       'render()',
       'render() of 120 items',
       'pdf-lib empty (object streams)',
@@ -201,6 +221,9 @@ describe('the strict fast reader agrees with the full (pdf-lib) inspection (F8)'
     'an object hidden in a string',
     'an object hidden in a comment',
     'an object hidden in a stream, header split by a comment',
+    'no pages',
+    'no catalog',
+    'a page tree that loops',
     'junk between objects',
     'duplicate object',
     '/FS /URL',

@@ -320,6 +320,8 @@ interface Parsed {
   objTokens: Set<number>;
   /** Every dictionary met, nested ones and stream dictionaries included, in file order. */
   dicts: Dict[];
+  /** `/Root` of every trailer and cross-reference stream that names one. */
+  roots: Value[];
 }
 
 function define(parsed: Parsed, num: number, gen: number, value: Value): void {
@@ -389,7 +391,7 @@ function checkXrefStream(dict: Dict, data: Uint8Array): void {
 }
 
 function parseFile(pdf: Uint8Array): Parsed {
-  const parsed: Parsed = { objects: new Map(), objTokens: new Set(), dicts: [] };
+  const parsed: Parsed = { objects: new Map(), objTokens: new Set(), dicts: [], roots: [] };
   const r = new Reader(pdf, parsed.dicts);
   if (!/^%PDF-\d\.\d[\r\n]/.test(latin1(pdf, 0, Math.min(pdf.length, 9)))) unsure();
   const haystack = Buffer.from(pdf.buffer, pdf.byteOffset, pdf.length);
@@ -425,7 +427,10 @@ function parseFile(pdf: Uint8Array): Parsed {
         if (type !== undefined && !(type instanceof Name)) unsure();
         const data = pdf.subarray(start, end);
         if (type instanceof Name && type.value === 'ObjStm') readObjectStream(parsed, dict, data);
-        if (type instanceof Name && type.value === 'XRef') checkXrefStream(dict, data);
+        if (type instanceof Name && type.value === 'XRef') {
+          checkXrefStream(dict, data);
+          if (dict.has('Root')) parsed.roots.push(dict.get('Root')!);
+        }
         value = new Stream(dict);
       }
       r.skipSpace();
@@ -453,7 +458,8 @@ function parseFile(pdf: Uint8Array): Parsed {
       } else if (word === 'trailer') {
         r.skipSpace();
         if (pdf[r.pos] !== 0x3c || pdf[r.pos + 1] !== 0x3c) unsure();
-        r.dict(0);
+        const trailer = r.dict(0);
+        if (trailer.has('Root')) parsed.roots.push(trailer.get('Root')!);
       } else if (word === 'startxref') {
         r.skipSpace();
         r.integer();
@@ -485,6 +491,46 @@ function fontWarning(dict: Dict, lookup: (v: Value | undefined) => Value | undef
   return unsure();
 }
 
+const isNamed = (value: Value | undefined, name: string): boolean => value instanceof Name && value.value === name;
+
+/**
+ * Rule 11: the file has pages to show. One catalog, named by every trailer, whose page tree (reached
+ * through references only, without a cycle) ends in at least one page; anything else is left to the
+ * full inspection, which counts the pages as pdf-lib finds them.
+ */
+function checkPages(parsed: Parsed, lookup: (v: Value | undefined) => Value | undefined): void {
+  const root = parsed.roots[0];
+  if (
+    !(root instanceof Ref) ||
+    parsed.roots.some((r) => !(r instanceof Ref) || r.num !== root.num || r.gen !== root.gen)
+  ) {
+    unsure();
+  }
+  const catalog = lookup(root);
+  if (!(catalog instanceof Dict) || !isNamed(lookup(catalog.get('Type')), 'Catalog')) unsure();
+  const top = (catalog as Dict).get('Pages');
+  const visited = new Set<number>();
+  const nodes: Value[] = [top!];
+  let pages = 0;
+  while (nodes.length > 0) {
+    const ref = nodes.pop();
+    if (!(ref instanceof Ref) || visited.has(ref.num)) unsure();
+    visited.add((ref as Ref).num);
+    const node = lookup(ref);
+    if (!(node instanceof Dict)) return unsure();
+    const type = lookup(node.get('Type'));
+    if (isNamed(type, 'Page')) {
+      pages++;
+      continue;
+    }
+    if (!isNamed(type, 'Pages')) unsure();
+    const kids = lookup(node.get('Kids'));
+    if (!Array.isArray(kids)) unsure();
+    for (let i = (kids as Value[]).length - 1; i >= 0; i--) nodes.push((kids as Value[])[i]!);
+  }
+  if (pages === 0) unsure();
+}
+
 /** Warnings for a certainly clean PDF in the plain form; `undefined` when the full inspection must decide. */
 export function quickInspect(pdf: Uint8Array): string[] | undefined {
   try {
@@ -495,6 +541,7 @@ export function quickInspect(pdf: Uint8Array): string[] | undefined {
       const target = parsed.objects.get(v.num);
       return target === undefined || target.gen !== v.gen ? unsure() : target.value;
     };
+    checkPages(parsed, lookup);
     const warnings = new Set<string>();
     for (const dict of parsed.dicts) {
       const warning = fontWarning(dict, lookup);
