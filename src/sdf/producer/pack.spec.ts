@@ -127,6 +127,15 @@ describe('producer pack() and render()', () => {
     expect(text).toContain('Notes:');
   });
 
+  it('renders data nested deeper than the call stack', async () => {
+    let nested: unknown = 'the innermost value';
+    for (let i = 0; i < 20_000; i++) nested = { level: nested };
+    const text = pdfText(await render({ document_type: 'report', nested }), 'deep.pdf');
+    expect(text.match(/Level:/g)).toHaveLength(20_000);
+    // The innermost line sits in the narrowest column, where even a word may be cut.
+    expect(text.replace(/\s+/g, '').endsWith('Level:theinnermostvalue')).toBe(true);
+  });
+
   it('keeps ligatures apart and text in scripts it shapes, such as Arabic', async () => {
     const text = pdfText(await render({ ...invoiceData(), notes: 'office fluid', greeting: 'مرحبا' }), 'text.pdf');
     expect(text).toContain('Notes: office fluid');

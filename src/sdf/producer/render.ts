@@ -28,7 +28,7 @@ export async function embedFont(doc: PDFDocument): Promise<PDFFont> {
   return doc.embedFont(await loadFont(), { subset: true, features: { liga: false } });
 }
 
-interface Line {
+export interface Line {
   text: string;
   indent: number;
 }
@@ -39,20 +39,33 @@ function isMoney(value: unknown): value is { amount: unknown; currency: unknown 
   return typeof value === 'object' && value !== null && 'amount' in value && 'currency' in value;
 }
 
-/** Every field of data.json becomes a line (SDF_FORMAT 5, step 3: all fields visually represented). */
-function toLines(value: unknown, label: string, indent: number, out: Line[]): void {
-  if (isMoney(value)) {
-    out.push({ text: `${label}: ${String(value.amount)} ${String(value.currency)}`, indent });
-  } else if (Array.isArray(value)) {
-    out.push({ text: `${label}:`, indent });
-    value.forEach((item, i) => toLines(item, `${i + 1}.`, indent + 1, out));
-  } else if (typeof value === 'object' && value !== null) {
-    if (label !== '') out.push({ text: `${label}:`, indent });
-    for (const [key, child] of Object.entries(value))
-      toLines(child, humanize(key), label === '' ? indent : indent + 1, out);
-  } else {
-    out.push({ text: `${label}: ${value === null ? '' : String(value)}`, indent });
+/**
+ * Every field of data.json as a line, in document order (SDF_FORMAT 5, step 3: all fields visually
+ * represented). Iterative, so data nested deeper than the call stack renders too.
+ */
+export function linesOf(data: Record<string, unknown>): Line[] {
+  const out: Line[] = [];
+  const stack: { value: unknown; label: string; indent: number }[] = [{ value: data, label: '', indent: 0 }];
+  while (stack.length > 0) {
+    const { value, label, indent } = stack.pop()!;
+    if (isMoney(value)) {
+      out.push({ text: `${label}: ${String(value.amount)} ${String(value.currency)}`, indent });
+    } else if (Array.isArray(value)) {
+      out.push({ text: `${label}:`, indent });
+      for (let i = value.length - 1; i >= 0; i--)
+        stack.push({ value: value[i], label: `${i + 1}.`, indent: indent + 1 });
+    } else if (typeof value === 'object' && value !== null) {
+      if (label !== '') out.push({ text: `${label}:`, indent });
+      const childIndent = label === '' ? indent : indent + 1;
+      const entries = Object.entries(value);
+      for (let i = entries.length - 1; i >= 0; i--) {
+        stack.push({ value: entries[i]![1], label: humanize(entries[i]![0]), indent: childIndent });
+      }
+    } else {
+      out.push({ text: `${label}: ${value === null ? '' : String(value)}`, indent });
+    }
   }
+  return out;
 }
 
 /**
@@ -189,8 +202,7 @@ export async function render(data: Record<string, unknown>): Promise<Buffer> {
   const glyphs = new GlyphCache(font);
   const heading = title(data);
   doc.setTitle(heading);
-  const lines: Line[] = [];
-  toLines(data, '', 0, lines);
+  const lines = linesOf(data);
 
   let text: PageText | undefined;
   let y = 0;
