@@ -4,6 +4,7 @@ import { Documents1764000001000 } from './1764000001000-documents.js';
 import { SigningKeys1764000002000 } from './1764000002000-signing-keys.js';
 import { Webhooks1764000003000 } from './1764000003000-webhooks.js';
 import { SchemaRegistry1764000004000 } from './1764000004000-schema-registry.js';
+import { OutboxRetention1764000005000 } from './1764000005000-outbox-retention.js';
 
 /** Every migration, in order. Listed explicitly: glob loading does not work for TypeScript sources under vitest. */
 export const migrations = [
@@ -13,4 +14,5 @@ export const migrations = [
   SigningKeys1764000002000,
   Webhooks1764000003000,
   SchemaRegistry1764000004000,
+  OutboxRetention1764000005000,
 ];

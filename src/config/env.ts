@@ -94,6 +94,8 @@ export const envSchema = z.object({
   WEBHOOK_RETRY_BASE_DELAY_MS: positiveInt.default(2000),
   WEBHOOK_DISPATCH_INTERVAL_MS: positiveInt.default(1000),
   WEBHOOK_CONCURRENCY: positiveInt.default(10),
+  // Dispatched outbox events are kept this long (for inspection), then deleted; webhook jobs carry their own copy.
+  OUTBOX_RETENTION_HOURS: positiveInt.default(168),
 });
 
 /**

@@ -16,6 +16,9 @@ const OUTBOX_CHANNEL = 'outbox_events';
 const RELISTEN_DELAY_MS = 2000;
 /** An enqueue that hangs (Redis away) is abandoned after this; the rows stay undispatched. */
 const ENQUEUE_TIMEOUT_MS = 15_000;
+/** How often dispatched events past OUTBOX_RETENTION_HOURS are deleted, and how many a statement. */
+const PRUNE_INTERVAL_MS = 60 * 60 * 1000;
+const PRUNE_BATCH = 1000;
 
 interface OutboxRow {
   id: string;
@@ -40,6 +43,7 @@ export class OutboxDispatcher implements OnApplicationBootstrap, OnApplicationSh
   /** A nudge arrived during a pass: run another right after it. */
   private again = false;
   private listener: pg.Client | undefined;
+  private prunedAt = 0;
 
   constructor(
     @InjectDataSource() private readonly ds: DataSource,
@@ -103,7 +107,31 @@ export class OutboxDispatcher implements OnApplicationBootstrap, OnApplicationSh
     for (;;) {
       const n = await this.dispatchBatch();
       total += n;
-      if (n < BATCH_SIZE || this.stopped) return total;
+      if (n < BATCH_SIZE || this.stopped) break;
+    }
+    if (Date.now() - this.prunedAt >= PRUNE_INTERVAL_MS) {
+      this.prunedAt = Date.now();
+      await this.prune();
+    }
+    return total;
+  }
+
+  /**
+   * Deletes events dispatched more than OUTBOX_RETENTION_HOURS ago, in small batches so no statement
+   * holds many locks; undispatched events are never touched. Returns how many were deleted.
+   */
+  async prune(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const [, deleted]: [unknown, number] = await this.ds.query(
+        `DELETE FROM outbox_events WHERE id IN (
+           SELECT id FROM outbox_events
+            WHERE dispatched_at < now() - make_interval(hours => $1)
+            LIMIT $2)`,
+        [this.config.env.OUTBOX_RETENTION_HOURS, PRUNE_BATCH],
+      );
+      total += deleted;
+      if (deleted < PRUNE_BATCH || this.stopped) return total;
     }
   }
 
