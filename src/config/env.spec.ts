@@ -1,5 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseEnv } from './env.js';
+import { ConfigError, envSchema, parseEnv } from './env.js';
 
 describe('parseEnv', () => {
   it('fills every default from an empty environment', () => {
@@ -42,5 +43,11 @@ describe('parseEnv', () => {
   it('refuses the same secret for tenant and admin tokens', () => {
     const same = 'x'.repeat(40);
     expect(() => parseEnv({ JWT_SECRET: same, ADMIN_JWT_SECRET: same })).toThrow(/must differ/);
+  });
+
+  it('is documented variable for variable in .env.example', () => {
+    const example = readFileSync(new URL('../../.env.example', import.meta.url), 'utf8');
+    const documented = [...example.matchAll(/^#?\s*([A-Z][A-Z0-9_]+)=/gm)].map((m) => m[1]);
+    expect([...new Set(documented)].sort()).toEqual(Object.keys(envSchema.shape).sort());
   });
 });
