@@ -12,11 +12,10 @@ import { WebhookReceiver } from './helpers/webhook-receiver.js';
 const SECRET = 'whsec-ssrf-test-secret-1';
 const FAST = { WEBHOOK_RETRY_BASE_DELAY_MS: '50', WEBHOOK_DISPATCH_INTERVAL_MS: '50' };
 
+/** The job as stored once it is dead-lettered (read after the move: a copy read before it lacks failedReason). */
 async function failedJob(queue: Queue, id: string) {
-  return waitUntil(async () => {
-    const job = await queue.getJob(id);
-    return job && (await job.getState()) === 'failed' ? job : undefined;
-  }, `delivery ${id} to be dead-lettered`);
+  await waitUntil(async () => (await queue.getJobState(id)) === 'failed', `delivery ${id} to be dead-lettered`);
+  return (await queue.getJob(id))!;
 }
 
 describe('SSRF guard at delivery, on the address actually connected to (S10)', () => {
