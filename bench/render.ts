@@ -2,7 +2,7 @@ import { fork } from 'node:child_process';
 import { PDFDocument, rgb } from 'pdf-lib';
 import { render } from '../src/sdf/index.js';
 import { embedFont, linesOf } from '../src/sdf/producer/render.js';
-import { invoiceData } from '../src/sdf/testing/build-sdf.js';
+import { invoiceWith } from './invoices.js';
 
 /**
  * render() beside a baseline in the same run: pdf-lib's own text drawing of the same lines with the
@@ -19,16 +19,6 @@ interface Measurement {
   bytes: number;
   pages: number;
   maxRssMb: number;
-}
-
-function invoiceWith(items: number): Record<string, unknown> {
-  const data = invoiceData();
-  data.line_items = Array.from({ length: items }, (_, i) => ({
-    description: `Industrial valve Type-A, batch ${i}, stainless steel, DN50 PN16`,
-    quantity: 1 + (i % 50),
-    subtotal: { amount: `${(i * 7.31).toFixed(2)}`, currency: 'EUR' },
-  }));
-  return data;
 }
 
 async function baseline(data: Record<string, unknown>): Promise<Buffer> {

@@ -8,7 +8,8 @@ import { PDFDocument, concatTransformationMatrix, drawObject, popGraphicsState, 
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { pack, validate } from '../src/sdf/index.js';
-import { INVOICE_SCHEMA, invoiceData } from '../src/sdf/testing/build-sdf.js';
+import { INVOICE_SCHEMA } from '../src/sdf/testing/build-sdf.js';
+import { invoiceWith } from './invoices.js';
 
 /**
  * Validation throughput and peak memory of validate() beside a bare baseline (inflate + JSON.parse + a
@@ -27,17 +28,6 @@ interface Measurement {
   files: number;
   seconds: number;
   maxRssMb: number;
-}
-
-/** An invoice with `items` line items; about 190 bytes of data.json per item. */
-function invoiceWith(items: number): Record<string, unknown> {
-  const data = invoiceData();
-  data.line_items = Array.from({ length: items }, (_, i) => ({
-    description: `Industrial valve Type-A, batch ${i}, stainless steel, DN50 PN16`,
-    quantity: 1 + (i % 50),
-    subtotal: { amount: `${(i * 7.31).toFixed(2)}`, currency: 'EUR' },
-  }));
-  return data;
 }
 
 /**
