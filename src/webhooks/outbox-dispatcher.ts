@@ -111,7 +111,10 @@ export class OutboxDispatcher implements OnApplicationBootstrap, OnApplicationSh
     }
     if (Date.now() - this.prunedAt >= PRUNE_INTERVAL_MS) {
       this.prunedAt = Date.now();
-      await this.prune();
+      // Pruning is housekeeping: its failure must not read as a failed dispatch; it is tried next hour.
+      await this.prune().catch((err: unknown) => {
+        this.logger.warn({ msg: 'outbox prune failed', error: (err as Error).message });
+      });
     }
     return total;
   }

@@ -48,12 +48,12 @@ async function readEntryData(
 }
 
 /**
- * S2: the partial read. Opens the central directory and inflates only the named entries
- * (each under the per-entry limit, or a smaller cap when given). Missing entries come back undefined.
+ * S2: the partial read. Opens the central directory and inflates only the named entries, each under
+ * the per-entry limit. Missing entries come back undefined.
  */
 export async function readEntries(
   input: Buffer | string,
-  names: { name: string; maxBytes?: number }[],
+  names: { name: string }[],
   limits?: Partial<Limits>,
 ): Promise<Map<string, Buffer | undefined>> {
   const resolved = resolveLimits(limits);
@@ -61,15 +61,13 @@ export async function readEntries(
   try {
     const directory = await readCentralDirectory(source, resolved);
     const out = new Map<string, Buffer | undefined>();
-    for (const { name, maxBytes } of names) {
+    for (const { name } of names) {
       const entry = directory.entries.find((e) => e.name === name);
       if (!entry) {
         out.set(name, undefined);
         continue;
       }
-      const capped =
-        maxBytes !== undefined ? { ...resolved, maxEntryBytes: Math.min(maxBytes, resolved.maxEntryBytes) } : resolved;
-      out.set(name, await readEntryData(source, directory, entry, capped, 0));
+      out.set(name, await readEntryData(source, directory, entry, resolved, 0));
     }
     return out;
   } finally {
