@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from './helpers/app.js';
+import { TestIdp } from './helpers/saml-idp.js';
 
 interface AuditRow {
   tenant_id: string;
@@ -173,27 +174,33 @@ describe('admin API and audit log (S6, S11)', () => {
     expect(JSON.stringify(list.body)).not.toContain(created.body.key);
   });
 
-  it('updates SAML settings together', async () => {
-    const tenant = await t
-      .http()
-      .post('/admin/tenants')
-      .set('Authorization', admin())
-      .send({ name: 'S', slug: 'saml-set' })
-      .expect(201);
-    const res = await t
-      .http()
-      .patch(`/admin/tenants/${tenant.body.id}`)
-      .set('Authorization', admin())
-      .send({
+  it('updates SAML settings together (the metadata URL must serve IdP metadata)', async () => {
+    const idp = await TestIdp.start();
+    try {
+      const tenant = await t
+        .http()
+        .post('/admin/tenants')
+        .set('Authorization', admin())
+        .send({ name: 'S', slug: 'saml-set' })
+        .expect(201);
+      const res = await t
+        .http()
+        .patch(`/admin/tenants/${tenant.body.id}`)
+        .set('Authorization', admin())
+        .send({
+          saml_enabled: true,
+          saml_metadata_url: idp.metadataUrl,
+          saml_entity_id: 'urn:sdf:saml-set',
+        })
+        .expect(200);
+      expect(res.body).toMatchObject({
         saml_enabled: true,
-        saml_metadata_url: 'https://idp.example.com/metadata',
+        saml_metadata_url: idp.metadataUrl,
         saml_entity_id: 'urn:sdf:saml-set',
-      })
-      .expect(200);
-    expect(res.body).toMatchObject({
-      saml_enabled: true,
-      saml_metadata_url: 'https://idp.example.com/metadata',
-      saml_entity_id: 'urn:sdf:saml-set',
-    });
+        saml_idp_sso_url: idp.ssoUrl,
+      });
+    } finally {
+      await idp.close();
+    }
   });
 });

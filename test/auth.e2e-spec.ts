@@ -3,6 +3,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from './helpers/app.js';
 import { createTenant, type TenantFixture } from './helpers/tenants.js';
 
+const now = () => Math.floor(Date.now() / 1000);
+
+/** A tenant-secret token with exactly these claims (iat defaults to now). */
+function rawToken(t: TestApp, claims: Record<string, unknown>): string {
+  return jwt.sign({ iat: now(), ...claims }, t.config.secrets.jwtSecret, { algorithm: 'HS256' });
+}
+
 function expectErrorBody(body: unknown, code: string) {
   expect(body).toEqual({ error: { code, message: expect.any(String), details: expect.any(Array) } });
 }
@@ -12,7 +19,7 @@ describe('authentication (SDF-SPEC Authentication, S6)', () => {
   let tenant: TenantFixture;
 
   beforeAll(async () => {
-    t = await startApp();
+    t = await startApp({ env: { AUTH_FAILURE_LIMIT: '1000' } });
     tenant = await createTenant(t);
   });
   afterAll(() => t.close());
@@ -26,7 +33,18 @@ describe('authentication (SDF-SPEC Authentication, S6)', () => {
       .get('/tenant')
       .set('Authorization', `Bearer ${t.tenantToken(tenant.id, 'user-42')}`)
       .expect(200);
-    expect(byJwt.body.credential).toEqual({ kind: 'tenant_jwt', actor: 'user-42' });
+    expect(byJwt.body.credential).toEqual({ kind: 'tenant_jwt', actor: 'user:user-42' });
+  });
+
+  it('gives a JWT subject an actor that cannot pass for an API key or an operator', async () => {
+    for (const sub of [`api_key:${tenant.keyPrefix}`, 'admin:operator']) {
+      const res = await t
+        .http()
+        .get('/tenant')
+        .set('Authorization', `Bearer ${t.tenantToken(tenant.id, sub)}`)
+        .expect(200);
+      expect(res.body.credential.actor).toBe(`user:${sub}`);
+    }
   });
 
   const unauthorized: [
@@ -57,7 +75,32 @@ describe('authentication (SDF-SPEC Authentication, S6)', () => {
       'a JWT signed with alg none',
       (_t, f) => ({ Authorization: `Bearer ${jwt.sign({ tenant_id: f.id, sub: 'u' }, '', { algorithm: 'none' })}` }),
     ],
-    ['an admin JWT on a tenant path', (t) => ({ Authorization: `Bearer ${t.adminToken()}` })],
+    [
+      'a JWT whose lifetime has no bound (exp 1e300)',
+      (t, f) => ({ Authorization: `Bearer ${rawToken(t, { tenant_id: f.id, sub: 'u', exp: 1e300 })}` }),
+    ],
+    [
+      'a JWT that lives longer than the configured 8 hours',
+      (t, f) => ({ Authorization: `Bearer ${t.tenantToken(f.id, 'u', 8 * 3600 + 3600)}` }),
+    ],
+    [
+      'a JWT issued in the future',
+      (t, f) => ({
+        Authorization: `Bearer ${rawToken(t, { tenant_id: f.id, sub: 'u', iat: now() + 3600, exp: now() + 7200 })}`,
+      }),
+    ],
+    ['a JWT whose sub holds a NUL', (t, f) => ({ Authorization: `Bearer ${t.tenantToken(f.id, 'user\u0000x')}` })],
+    [
+      'a JWT whose sub is 129 characters',
+      (t, f) => ({ Authorization: `Bearer ${t.tenantToken(f.id, 'u'.repeat(129))}` }),
+    ],
+    ['a JWT whose sub holds spaces', (t, f) => ({ Authorization: `Bearer ${t.tenantToken(f.id, 'a b')}` })],
+    [
+      'a JWT whose role is not a user role',
+      (t, f) => ({
+        Authorization: `Bearer ${rawToken(t, { tenant_id: f.id, sub: 'u', role: 'superuser', iat: now(), exp: now() + 60 })}`,
+      }),
+    ],
   ];
 
   it.each(unauthorized)('answers 401 with the error body for %s', async (_name, headers) => {
@@ -67,6 +110,16 @@ describe('authentication (SDF-SPEC Authentication, S6)', () => {
       .set(await headers(t, tenant))
       .expect(401);
     expectErrorBody(res.body, 'UNAUTHORIZED');
+  });
+
+  it('answers 403 to an admin JWT on a tenant path', async () => {
+    const res = await t.http().get('/tenant').set('Authorization', `Bearer ${t.adminToken()}`).expect(403);
+    expectErrorBody(res.body, 'FORBIDDEN');
+  });
+
+  it('accepts a JWT at the configured lifetime with the managed claims sid and role', async () => {
+    const token = rawToken(t, { tenant_id: tenant.id, sub: 'u-1', sid: 's-1', role: 'member', exp: now() + 8 * 3600 });
+    await t.http().get('/tenant').set('Authorization', `Bearer ${token}`).expect(200);
   });
 
   it('rejects an expired API key', async () => {
@@ -104,6 +157,27 @@ describe('authentication (SDF-SPEC Authentication, S6)', () => {
   });
 
   describe('admin paths', () => {
+    it('do not answer tenant credentials under any other spelling of the path', async () => {
+      const other = await createTenant(t);
+      const paths = [
+        `/ADMIN/tenants/${other.id}`,
+        `/Admin/tenants/${other.id}/keys`,
+        `/Admin/tenants/${other.id}/webhooks`,
+        `/Admin/queues/webhook-delivery/failed`,
+        `/admin/tenants/${other.id}/`,
+      ];
+      for (const path of paths) {
+        for (const headers of [
+          { 'X-API-Key': tenant.apiKey },
+          { Authorization: `Bearer ${t.tenantToken(tenant.id)}` },
+        ]) {
+          const res = await t.http().get(path).set(headers);
+          expect(res.status, path).toBe(404);
+          expect(JSON.stringify(res.body)).not.toContain(other.slug);
+        }
+      }
+    });
+
     it('accept an admin JWT', async () => {
       const res = await t
         .http()
@@ -156,5 +230,50 @@ describe('authentication (SDF-SPEC Authentication, S6)', () => {
     const [row] = await t.ds.query(`SELECT key_prefix, key_hash, key_salt FROM api_keys WHERE id = $1`, [fresh.keyId]);
     expect(row.key_prefix).toBe(fresh.apiKey.slice(0, 8));
     expect(row.key_hash).toMatch(/^[0-9a-f]{64}$/);
+  });
+});
+
+describe('failed authentication is throttled per client address', () => {
+  let t: TestApp;
+  let tenant: TenantFixture;
+
+  beforeAll(async () => {
+    // Behind a trusted proxy (loopback here) X-Forwarded-For names the client, so two clients can be told apart.
+    t = await startApp({ env: { AUTH_FAILURE_LIMIT: '5', TRUST_PROXY: 'loopback' } });
+    tenant = await createTenant(t);
+  });
+  afterAll(() => t.close());
+
+  it('answers 429 with Retry-After past the limit, before looking at the credential, for that address alone', async () => {
+    const attacker = { 'X-Forwarded-For': '203.0.113.5' };
+    for (let i = 0; i < 5; i++) {
+      await t
+        .http()
+        .get('/tenant')
+        .set(attacker)
+        .set('X-API-Key', 'sdf_k' + 'Q'.repeat(43))
+        .expect(401);
+    }
+    const wrong = await t
+      .http()
+      .get('/tenant')
+      .set(attacker)
+      .set('X-API-Key', 'sdf_k' + 'Q'.repeat(43))
+      .expect(429);
+    expectErrorBody(wrong.body, 'RATE_LIMITED');
+    expect(Number(wrong.headers['retry-after'])).toBeGreaterThan(0);
+    // Even a valid key from that address waits: the throttle answers before any verification.
+    await t.http().get('/tenant').set(attacker).set('X-API-Key', tenant.apiKey).expect(429);
+    await t.http().get('/tenant').set(attacker).set('Authorization', `Bearer ${t.adminToken()}`).expect(429);
+    // Another client is unaffected.
+    await t.http().get('/tenant').set('X-Forwarded-For', '203.0.113.6').set('X-API-Key', tenant.apiKey).expect(200);
+  });
+
+  it('does not count successful or forbidden requests as failures', async () => {
+    const client = { 'X-Forwarded-For': '203.0.113.7' };
+    for (let i = 0; i < 8; i++) {
+      await t.http().get('/tenant').set(client).set('X-API-Key', tenant.apiKey).expect(200);
+      await t.http().get(`/admin/tenants/${tenant.id}`).set(client).set('X-API-Key', tenant.apiKey).expect(403);
+    }
   });
 });

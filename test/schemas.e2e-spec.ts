@@ -195,7 +195,7 @@ describe('schema registry (S14)', () => {
       'Schema is too large',
       'Request body is nested deeper than 100 levels',
       'Schema is nested too deeply',
-      'Schema contains a NUL character',
+      'Request body holds a NUL character (U+0000)',
     ]);
     expect(await t.ds.query(`SELECT 1 FROM schemas WHERE schema_id = 'hostile/v1'`)).toEqual([]);
   });

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CryptoBox } from '../src/common/crypto-box.js';
 import { startApp, type TestApp } from './helpers/app.js';
@@ -39,7 +38,7 @@ describe('webhook registration (SDF-SPEC Webhook registration, S7, S10, S11)', (
     const [row] = await t.ds.query(`SELECT secret_enc, secret_hash FROM webhooks WHERE id = $1`, [res.body.id]);
     expect(row.secret_enc).not.toContain(SECRET);
     expect(t.app.get(CryptoBox).decryptString(row.secret_enc, `webhook:${res.body.id}`)).toBe(SECRET);
-    expect(row.secret_hash).toBe(createHash('sha256').update(SECRET).digest('hex'));
+    expect(row.secret_hash).toBe(t.app.get(CryptoBox).keyedHash('webhook-secret', SECRET));
 
     const list = await t.http().get('/webhooks').set('X-API-Key', a.apiKey).expect(200);
     expect(list.body.webhooks.map((w: { id: string }) => w.id)).toContain(res.body.id);

@@ -41,7 +41,9 @@ export class AdminController {
   }
 
   @Patch('tenants/:tenantId')
-  @ApiOperation({ summary: 'Update name, rate limit or SAML settings of a tenant' })
+  @ApiOperation({
+    summary: 'Update name, rate limit, SAML settings or (managed deployment) plan and limits of a tenant',
+  })
   @ApiOkResponse({ type: TenantDto })
   @ApiNotFoundResponse({ type: ErrorResponseDto })
   updateTenant(

@@ -1,11 +1,14 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { QueryFailedError, type DataSource, type EntityManager } from 'typeorm';
 import { AuditService } from '../audit/audit.service.js';
 import { ApiKeysService } from '../auth/api-keys.service.js';
 import { ApiKey } from '../auth/entities/api-key.entity.js';
+import { BillingService } from '../billing/billing.service.js';
 import { AppError } from '../common/errors.js';
 import { AppConfig } from '../config/app-config.js';
+import type { IdpMetadata } from '../saml/idp-metadata.js';
+import { SamlMetadataService } from '../saml/saml-metadata.service.js';
 import { Tenant } from '../tenants/entities/tenant.entity.js';
 import { TenantsRepository } from '../tenants/tenants.repository.js';
 import { ApiKeyDto, type CreateApiKeyDto, type CreatedApiKeyDto } from './dto/api-key.dto.js';
@@ -31,7 +34,9 @@ export class AdminService {
     private readonly apiKeys: ApiKeysService,
     private readonly audit: AuditService,
     private readonly lifecycle: TenantLifecycle,
+    private readonly samlMetadata: SamlMetadataService,
     @Inject(AppConfig) private readonly config: AppConfig,
+    @Optional() private readonly billing?: BillingService,
   ) {}
 
   async createTenant(input: CreateTenantDto, by: Actor): Promise<TenantDto> {
@@ -59,26 +64,82 @@ export class AdminService {
   }
 
   async updateTenant(tenantId: string, input: UpdateTenantDto, by: Actor): Promise<TenantDto> {
-    return this.ds.transaction(async (m) => {
+    const billing = this.billing;
+    if ((input.plan !== undefined || input.limits !== undefined) && !billing) {
+      throw AppError.badRequest('Plans exist on the managed deployment only', [
+        { path: input.plan !== undefined ? '/plan' : '/limits', message: 'not available on a self-hosted deployment' },
+      ]);
+    }
+    // M3: Enterprise's rate limit is the tenant's rate_limit_rpm (S12); limits.rpm sets it.
+    if (input.limits?.rpm !== undefined) input.rate_limit_rpm = input.limits.rpm;
+    // C1: a new metadata source is fetched and parsed before anything is stored (the fetch stays
+    // outside the transaction); one that does not load is a 400 and changes nothing.
+    const current = await this.requireTenant(tenantId);
+    const url = input.saml_metadata_url !== undefined ? input.saml_metadata_url : current.saml_metadata_url;
+    const xml = input.saml_metadata_xml !== undefined ? input.saml_metadata_xml : current.saml_metadata_xml;
+    const enabling = (input.saml_enabled ?? current.saml_enabled) === true;
+    const sourceChanged =
+      (input.saml_metadata_url !== undefined && input.saml_metadata_url !== current.saml_metadata_url) ||
+      (input.saml_metadata_xml !== undefined && input.saml_metadata_xml !== current.saml_metadata_xml);
+    let parsed: IdpMetadata | null = null;
+    if ((url || xml) && (sourceChanged || (enabling && current.saml_idp_certificates.length === 0))) {
+      try {
+        parsed = await this.samlMetadata.load({ url, xml });
+      } catch (err) {
+        const path = url ? '/saml_metadata_url' : '/saml_metadata_xml';
+        throw AppError.badRequest(`SAML metadata not usable: ${(err as Error).message}`, [
+          { path, message: (err as Error).message },
+        ]);
+      }
+    }
+    const dto = await this.ds.transaction(async (m) => {
       const tenant = await this.requireTenant(tenantId, m, true);
+      if (billing && (input.plan !== undefined || input.limits !== undefined)) {
+        await billing.setPlanByOperator(m, tenantId, input, { actor: by.actor, ip: by.ip, source: 'admin' });
+      }
       const changed: Record<string, unknown> = {};
-      for (const field of ['name', 'rate_limit_rpm', 'saml_enabled', 'saml_metadata_url', 'saml_entity_id'] as const) {
-        if (input[field] !== undefined && input[field] !== tenant[field]) {
+      for (const field of [
+        'name',
+        'rate_limit_rpm',
+        'saml_enabled',
+        'saml_metadata_url',
+        'saml_entity_id',
+        'saml_metadata_xml',
+        'saml_idp_initiated',
+        'saml_return_paths',
+      ] as const) {
+        if (input[field] !== undefined && JSON.stringify(input[field]) !== JSON.stringify(tenant[field])) {
           changed[field] = input[field];
           Object.assign(tenant, { [field]: input[field] });
         }
       }
-      if (tenant.saml_enabled && (!tenant.saml_metadata_url || !tenant.saml_entity_id)) {
-        throw AppError.badRequest('SAML needs saml_metadata_url and saml_entity_id before it can be enabled', [
-          { path: '/saml_enabled', message: 'saml_metadata_url and saml_entity_id are required' },
-        ]);
+      if (parsed) SamlMetadataService.apply(tenant, parsed);
+      if (!tenant.saml_metadata_url && !tenant.saml_metadata_xml) {
+        // Without a source the stored copy has nothing to be refreshed from; it goes too.
+        Object.assign(tenant, { saml_idp_entity_id: null, saml_idp_sso_url: null, saml_idp_certificates: [] });
       }
-      if (Object.keys(changed).length > 0) {
+      if (tenant.saml_enabled && (!(tenant.saml_metadata_url || tenant.saml_metadata_xml) || !tenant.saml_entity_id)) {
+        throw AppError.badRequest(
+          'SAML needs saml_metadata_url (or saml_metadata_xml) and saml_entity_id before it can be enabled',
+          [
+            {
+              path: '/saml_enabled',
+              message: 'saml_metadata_url or saml_metadata_xml, and saml_entity_id, are required',
+            },
+          ],
+        );
+      }
+      if (Object.keys(changed).length > 0 || parsed) {
         await m.save(tenant);
-        await this.record(m, tenant.id, 'tenant.update', tenant.id, by, { changed: Object.keys(changed) });
+        await this.record(m, tenant.id, 'tenant.update', tenant.id, by, {
+          changed: Object.keys(changed),
+        });
       }
       return TenantDto.from(tenant);
     });
+    // After commit: every instance's limiter reads the new plan and limits at its next request.
+    await billing?.publish(tenantId);
+    return dto;
   }
 
   async createApiKey(tenantId: string, input: CreateApiKeyDto, by: Actor): Promise<CreatedApiKeyDto> {
@@ -110,10 +171,14 @@ export class AdminService {
     return (await this.apiKeys.listForTenant(tenantId)).map((k) => ApiKeyDto.from(k, now));
   }
 
-  /** Revocation is immediate: the guard reads `revoked_at` on every request. Revoking twice is a no-op. */
-  async revokeApiKey(keyId: string, by: Actor): Promise<void> {
+  /**
+   * Revocation is immediate: the guard reads `revoked_at` on every request. Revoking twice is a no-op.
+   * With `tenantId` (the portal), another tenant's key is 404 like a missing one (S5).
+   */
+  async revokeApiKey(keyId: string, by: Actor, tenantId?: string): Promise<void> {
     await this.ds.transaction(async (m) => {
-      const key = await m.findOne(ApiKey, { where: { id: keyId }, lock: { mode: 'pessimistic_write' } });
+      const where = tenantId ? { id: keyId, tenant_id: tenantId } : { id: keyId };
+      const key = await m.findOne(ApiKey, { where, lock: { mode: 'pessimistic_write' } });
       if (!key) throw AppError.notFound('API key');
       if (key.revoked_at) return;
       key.revoked_at = new Date();

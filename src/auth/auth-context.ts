@@ -1,9 +1,21 @@
 import type { Tenant } from '../tenants/entities/tenant.entity.js';
 
+/** Managed deployment: the user's role in the tenant, from the access token's optional `role` claim. */
+export type UserRole = 'owner' | 'admin' | 'member';
+
 /** What the one authentication step resolves; handlers read the tenant from here and nowhere else. */
 export type AuthContext =
   | { kind: 'api_key'; tenantId: string; actor: string; keyId: string; keyPrefix: string }
-  | { kind: 'tenant_jwt'; tenantId: string; actor: string; subject: string }
+  | {
+      kind: 'tenant_jwt';
+      tenantId: string;
+      actor: string;
+      subject: string;
+      /** Managed access tokens: the session they belong to (a user session). */
+      sessionId?: string;
+      /** Managed deployment: the user's role in the tenant; absent on tokens minted for integrations. */
+      role?: 'owner' | 'admin' | 'member';
+    }
   | { kind: 'admin'; actor: string; subject: string };
 
 export type TenantAuth = Extract<AuthContext, { tenantId: string }>;

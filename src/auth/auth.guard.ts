@@ -7,7 +7,9 @@ import { requestContext } from '../common/request-context.js';
 import { TenantsRepository } from '../tenants/tenants.repository.js';
 import { ApiKeysService } from './api-keys.service.js';
 import type { AuthContext, AuthenticatedRequest } from './auth-context.js';
-import { IS_PUBLIC } from './decorators.js';
+import { AuthFailureThrottle } from './auth-failure-throttle.js';
+import { IS_ADMIN, IS_PUBLIC, IS_USER } from './decorators.js';
+import { SessionRevocations } from './session-revocations.js';
 import { verifyAdminToken, verifyTenantToken } from './tokens.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -19,14 +21,13 @@ function bearerToken(req: Request): string | undefined {
   return match ? match[1] : '';
 }
 
-export function isAdminPath(path: string): boolean {
-  return path === '/admin' || path.startsWith('/admin/');
-}
-
 /**
  * The one authentication step (SDF-SPEC Authentication, S6). X-API-Key first, else a bearer JWT;
- * both present: the API key decides. Under /admin/ only an admin JWT passes: none or a bad one is
- * 401, valid tenant credentials are 403. The resolved context is the only source of the tenant.
+ * both present: the API key decides. On a route marked `@AdminEndpoint()` only an admin JWT passes:
+ * none or a bad one is 401, valid tenant credentials are 403; on every other route an admin JWT is
+ * 403. Which kind a route is comes from its metadata, never from how the request spelled the path.
+ * Failed attempts are counted per client address and answered 429 past the limit (AuthFailureThrottle).
+ * The resolved context is the only source of the tenant.
  */
 @Injectable()
 export class AuthGuard implements CanActivate {
@@ -35,14 +36,28 @@ export class AuthGuard implements CanActivate {
     @Inject(AppConfig) private readonly config: AppConfig,
     private readonly apiKeys: ApiKeysService,
     private readonly tenants: TenantsRepository,
+    private readonly failures: AuthFailureThrottle,
+    private readonly revocations: SessionRevocations,
   ) {}
 
   async canActivate(ctx: ExecutionContext): Promise<boolean> {
     if (ctx.getType() !== 'http') return true;
     if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [ctx.getHandler(), ctx.getClass()])) return true;
     const req = ctx.switchToHttp().getRequest<Request & AuthenticatedRequest>();
-    req.auth = isAdminPath(req.path) ? await this.authenticateAdmin(req) : await this.authenticateTenant(req);
+    const admin = this.reflector.getAllAndOverride<boolean>(IS_ADMIN, [ctx.getHandler(), ctx.getClass()]) === true;
+    const ip = req.ip ?? 'unknown';
+    await this.failures.assertAllowed(ip);
+    try {
+      req.auth = admin ? await this.authenticateAdmin(req) : await this.authenticateTenant(req);
+    } catch (err) {
+      if (err instanceof AppError && err.status === 401) await this.failures.recordFailure(ip);
+      throw err;
+    }
     if (req.tenant) requestContext.setTenant(req.tenant.id);
+    const userRoute = this.reflector.getAllAndOverride<boolean>(IS_USER, [ctx.getHandler(), ctx.getClass()]) === true;
+    if (userRoute && !(req.auth.kind === 'tenant_jwt' && req.auth.sessionId)) {
+      throw AppError.forbidden('This endpoint takes the access token of a signed-in user');
+    }
     return true;
   }
 
@@ -62,13 +77,32 @@ export class AuthGuard implements CanActivate {
     }
     const token = bearerToken(req);
     if (token === undefined) throw AppError.unauthorized('Credentials required: X-API-Key or Authorization: Bearer');
-    const claims = token ? verifyTenantToken(token, this.config.secrets.jwtSecret) : 'invalid';
+    const claims = token
+      ? verifyTenantToken(token, this.config.secrets.jwtSecret, this.config.tenantTokenTtlSeconds)
+      : 'invalid';
     if (claims === 'expired') throw AppError.unauthorized('Token expired');
-    if (claims === 'invalid') throw AppError.unauthorized('Invalid token');
+    if (claims === 'invalid') {
+      if (token && typeof verifyAdminToken(token, this.config.secrets.adminJwtSecret) === 'object') {
+        throw AppError.forbidden('This endpoint takes tenant credentials, not an admin token');
+      }
+      throw AppError.unauthorized('Invalid token');
+    }
+    // A revoked session's access tokens stop at once (logout, rotation, reuse, removal from the team).
+    if (claims.sid !== undefined && (await this.revocations.isRevoked(claims.sid))) {
+      throw AppError.unauthorized('Session ended');
+    }
     const tenant = UUID.test(claims.tenant_id) ? await this.tenants.findById(claims.tenant_id) : null;
     if (!tenant) throw AppError.unauthorized('Invalid token');
     req.tenant = tenant;
-    return { kind: 'tenant_jwt', tenantId: tenant.id, actor: claims.sub, subject: claims.sub };
+    // The `user:` prefix keeps a subject from ever passing for another kind of actor (api_key:, admin:).
+    return {
+      kind: 'tenant_jwt',
+      tenantId: tenant.id,
+      actor: `user:${claims.sub}`,
+      subject: claims.sub,
+      ...(claims.sid !== undefined ? { sessionId: claims.sid } : {}),
+      ...(claims.role ? { role: claims.role } : {}),
+    };
   }
 
   private async authenticateAdmin(req: Request): Promise<AuthContext> {
@@ -82,7 +116,9 @@ export class AuthGuard implements CanActivate {
     if (!token) throw AppError.unauthorized('Admin token required');
     const admin = verifyAdminToken(token, this.config.secrets.adminJwtSecret);
     if (typeof admin === 'object') return { kind: 'admin', actor: `admin:${admin.sub}`, subject: admin.sub };
-    if (typeof verifyTenantToken(token, this.config.secrets.jwtSecret) === 'object') {
+    if (
+      typeof verifyTenantToken(token, this.config.secrets.jwtSecret, this.config.tenantTokenTtlSeconds) === 'object'
+    ) {
       throw AppError.forbidden('Admin endpoints require an admin token');
     }
     throw AppError.unauthorized(admin === 'expired' ? 'Token expired' : 'Invalid token');

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { CryptoBox } from './crypto-box.js';
 
@@ -38,5 +38,36 @@ describe('CryptoBox (S7)', () => {
     const resealed = rotated.reseal(sealed);
     expect(CryptoBox.keyIdOf(resealed)).toBe('2');
     expect(new CryptoBox(new Map([['2', k2]]), '2').decryptString(resealed)).toBe('value');
+  });
+
+  it('keyed hash: HMAC-SHA-256 under an HKDF key of the master key and purpose, named by key id', () => {
+    const box = new CryptoBox(new Map([['1', k1]]), '1');
+    const hash = box.keyedHash('webhook-secret', 'password123');
+    expect(hash).toMatch(/^v1\.[0-9a-f]{64}$/);
+    const derived = Buffer.from(hkdfSync('sha256', k1, Buffer.alloc(0), 'sdf keyed-hash v1 webhook-secret', 32));
+    expect(hash).toBe('v1.' + createHmac('sha256', derived).update('password123').digest('hex'));
+    // Deterministic, but not the plain hash, not keyed by the master key itself, and per purpose and key.
+    expect(box.keyedHash('webhook-secret', 'password123')).toBe(hash);
+    expect(hash).not.toContain(createHash('sha256').update('password123').digest('hex'));
+    expect(hash).not.toContain(createHmac('sha256', k1).update('password123').digest('hex'));
+    expect(box.keyedHash('other-purpose', 'password123')).not.toBe(hash);
+    expect(new CryptoBox(new Map([['1', k2]]), '1').keyedHash('webhook-secret', 'password123')).not.toBe(hash);
+  });
+
+  it('keyed hash: one made under an older master key, or none at all, is stale', () => {
+    const old = new CryptoBox(new Map([['1', k1]]), '1');
+    const rotated = new CryptoBox(
+      new Map([
+        ['2', k2],
+        ['1', k1],
+      ]),
+      '2',
+    );
+    const hash = old.keyedHash('webhook-secret', 'x');
+    expect(old.keyedHashIsStale(hash)).toBe(false);
+    expect(rotated.keyedHashIsStale(hash)).toBe(true);
+    expect(rotated.keyedHashIsStale(rotated.keyedHash('webhook-secret', 'x'))).toBe(false);
+    expect(rotated.keyedHashIsStale(null)).toBe(true);
+    expect(rotated.keyedHashIsStale(createHash('sha256').update('x').digest('hex'))).toBe(true);
   });
 });

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 
 /**
  * S7: secrets at rest (signing keys, TOTP secrets, connector credentials, webhook secrets) are
@@ -6,6 +6,8 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
  * `v<keyId>.<iv>.<tag>.<ciphertext>`, parts base64url.
  */
 export class CryptoBox {
+  private readonly hashKeys = new Map<string, Buffer>();
+
   constructor(
     private readonly keys: ReadonlyMap<string, Buffer>,
     private readonly currentKeyId: string,
@@ -51,5 +53,35 @@ export class CryptoBox {
   /** Re-encrypts under the current master key. */
   reseal(sealed: string, associatedData?: string): string {
     return this.encrypt(this.decrypt(sealed, associatedData), associatedData);
+  }
+
+  /**
+   * S7: a keyed hash (HMAC-SHA-256) of a secret that may be guessable (a webhook secret chosen by a
+   * person). A plain or salted hash in a database dump lets weak secrets be tried offline; this one
+   * cannot be checked without the master key. The HMAC key is derived with HKDF from the current
+   * master key and `purpose` (one key per use, never the encryption key itself). The stored form names
+   * the master key's id, `v<keyId>.<hex>`, like a sealed value, so rotation finds the stale ones.
+   */
+  keyedHash(purpose: string, value: string | Buffer): string {
+    return (
+      `v${this.currentKeyId}.` +
+      createHmac('sha256', this.hashKey(purpose, this.currentKeyId)).update(value).digest('hex')
+    );
+  }
+
+  /** Whether a stored keyed hash was made under another master key than the current one (or is no keyed hash). */
+  keyedHashIsStale(stored: string | null): boolean {
+    return stored === null || !stored.startsWith(`v${this.currentKeyId}.`);
+  }
+
+  private hashKey(purpose: string, keyId: string): Buffer {
+    const cacheKey = `${keyId} ${purpose}`;
+    let key = this.hashKeys.get(cacheKey);
+    if (!key) {
+      // Fixed info label: a derived key for one purpose is useless for any other, and for encryption.
+      key = Buffer.from(hkdfSync('sha256', this.keys.get(keyId)!, Buffer.alloc(0), `sdf keyed-hash v1 ${purpose}`, 32));
+      this.hashKeys.set(cacheKey, key);
+    }
+    return key;
   }
 }

@@ -13,6 +13,7 @@ import {
 } from '@nestjs/common';
 import {
   ApiBody,
+  ApiConflictResponse,
   ApiConsumes,
   ApiCreatedResponse,
   ApiExtension,
@@ -151,19 +152,25 @@ export class DocumentsController {
   }
 
   @Get('meta/:id')
-  @ApiOperation({ summary: 'meta.json in the service shape (F4)' })
+  @ApiOperation({ summary: 'meta.json in the service shape (F4), read at upload; any status' })
   @ApiOkResponse({ schema: { type: 'object', additionalProperties: true } })
   @NotFound()
-  async meta(@Tenant() auth: TenantAuth, @Param('id', UuidPipe) id: string): Promise<Record<string, unknown>> {
-    return (await this.documents.get(auth.tenantId, id)).meta;
+  meta(@Tenant() auth: TenantAuth, @Param('id', UuidPipe) id: string): Promise<Record<string, unknown>> {
+    return this.documents.meta(auth.tenantId, id);
   }
 
   @Get('data/:id')
-  @ApiOperation({ summary: 'data.json (its shape depends on the document type and schema)' })
+  @ApiOperation({ summary: 'data.json of a valid or signed document (its shape depends on the type and schema)' })
   @ApiOkResponse({ schema: { type: 'object', additionalProperties: true } })
+  @ApiConflictResponse({ type: ErrorResponseDto, description: 'INVALID_STATE: the document is pending or invalid' })
   @NotFound()
-  data(@Tenant() auth: TenantAuth, @Param('id', UuidPipe) id: string): Promise<unknown> {
-    return this.documents.data(auth.tenantId, id);
+  async data(@Tenant() auth: TenantAuth, @Param('id', UuidPipe) id: string, @Res() res: Response): Promise<void> {
+    const stream = await this.documents.data(auth.tenantId, id);
+    res.status(200);
+    res.setHeader('Content-Type', 'application/json; charset=utf-8');
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    stream.on('error', () => res.destroy());
+    stream.pipe(res);
   }
 
   @Get('list')

@@ -21,6 +21,9 @@ export interface ValidationOutcome {
   validation: StoredValidation;
 }
 
+/** The columns of a list item (DocumentListItemDto) and of the keyset cursor. */
+const LIST_COLUMNS = ['id', 'document_id', 'document_type', 'status', 'is_signed', 'file_size_bytes', 'created_at'];
+
 /** Every document query takes the tenant (S5); the one exception is named for the sweeper that needs it. */
 @Injectable()
 export class DocumentsRepository {
@@ -32,6 +35,15 @@ export class DocumentsRepository {
 
   findForTenant(tenantId: string, id: string, m?: EntityManager): Promise<SdfDocument | null> {
     return this.manager(m).findOneBy(SdfDocument, { tenant_id: tenantId, id });
+  }
+
+  /** The meta column alone (it is not selected by the other lookups): GET /meta/:id. */
+  async findMetaForTenant(tenantId: string, id: string): Promise<Record<string, unknown> | null> {
+    const rows = (await this.ds.query('SELECT meta FROM documents WHERE tenant_id = $1 AND id = $2', [
+      tenantId,
+      id,
+    ])) as { meta: Record<string, unknown> }[];
+    return rows[0]?.meta ?? null;
   }
 
   findByIdempotencyKey(tenantId: string, key: string, m?: EntityManager): Promise<SdfDocument | null> {
@@ -112,7 +124,8 @@ export class DocumentsRepository {
   ): Promise<SdfDocument | null> {
     const [rows] = (await m.query(
       `UPDATE documents
-          SET status = 'signed', is_signed = true, signature_algorithm = $3, file_size_bytes = $4, updated_at = now()
+          SET status = 'signed', is_signed = true, signature_algorithm = $3, file_size_bytes = $4, signing_error = NULL,
+              updated_at = now()
         WHERE tenant_id = $1 AND id = $2 AND status = 'valid' AND NOT is_signed
         RETURNING id`,
       [tenantId, id, outcome.signatureAlgorithm, outcome.fileSizeBytes],
@@ -135,8 +148,10 @@ export class DocumentsRepository {
 
   /** S4: one page of (created_at, id) descending after the cursor position; asks for one extra row. */
   async listPage(tenantId: string, filter: ListFilter): Promise<{ rows: SdfDocument[]; hasMore: boolean }> {
+    // Only the columns a list item returns: never meta or the validation result.
     const q = this.ds.manager
       .createQueryBuilder(SdfDocument, 'd')
+      .select(LIST_COLUMNS.map((c) => `d.${c}`))
       .where('d.tenant_id = :tenantId', { tenantId })
       .orderBy('d.created_at', 'DESC')
       .addOrderBy('d.id', 'DESC')

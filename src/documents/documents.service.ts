@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { InjectQueue } from '@nestjs/bullmq';
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Queue } from 'bullmq';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import type { DataSource, EntityManager } from 'typeorm';
 import { AuditService } from '../audit/audit.service.js';
+import { UsageMeter } from '../billing/usage-meter.service.js';
 import type { TenantAuth } from '../auth/auth-context.js';
 import { decodeCursor, encodeCursor } from '../common/cursor.js';
 import { AppError } from '../common/errors.js';
@@ -13,8 +14,14 @@ import { AppConfig } from '../config/app-config.js';
 import { EventsService } from '../events/events.service.js';
 import type { EventData } from '../events/events.js';
 import { QueueName } from '../queue/queues.js';
-import { readEntries, readMeta, SdfError } from '../sdf/index.js';
-import { STORAGE_DRIVER, documentKey, type StorageDriver } from '../storage/storage-driver.js';
+import { readMeta } from '../sdf/index.js';
+import {
+  STORAGE_DRIVER,
+  StorageNotFoundError,
+  documentDataKey,
+  documentKey,
+  type StorageDriver,
+} from '../storage/storage-driver.js';
 import { DocumentsRepository } from './documents.repository.js';
 import type { ListDocumentsQueryDto } from './dto/list-query.dto.js';
 import type { SdfDocument } from './entities/document.entity.js';
@@ -40,6 +47,19 @@ export function eventData(doc: SdfDocument, status: string = doc.status): EventD
   };
 }
 
+/**
+ * Endpoints that answer from a validated document (GET /data/:id, POST /verify/:id) refuse one that
+ * is still pending or failed validation: its bytes were never judged, or were judged hostile (S3).
+ */
+export function requireValidated(doc: SdfDocument, what: string): void {
+  if (doc.status === 'valid' || doc.status === 'signed') return;
+  throw AppError.invalidState(
+    doc.status === 'pending'
+      ? `The document is still pending validation; ${what} is available once it is valid`
+      : `The document failed validation; ${what} is available for valid documents only`,
+  );
+}
+
 @Injectable()
 export class DocumentsService {
   private readonly logger = new Logger('DocumentsService');
@@ -53,6 +73,7 @@ export class DocumentsService {
     private readonly audit: AuditService,
     private readonly events: EventsService,
     private readonly pool: ValidationPoolService,
+    @Optional() private readonly meter?: UsageMeter,
   ) {}
 
   /**
@@ -130,23 +151,51 @@ export class DocumentsService {
     return { doc, stream };
   }
 
-  /** data.json from the stored file, read alone (bounded by the archive limits), never the whole archive. */
-  async data(tenantId: string, id: string): Promise<unknown> {
+  /**
+   * data.json of a validated document, as the bytes the validation job stored beside the file: the
+   * API never inflates or parses the archive. A pending or invalid document has no judged data: 409.
+   * A document validated before the bytes were stored gets them from the pool once, then as usual.
+   */
+  async data(tenantId: string, id: string): Promise<Readable> {
     const doc = await this.get(tenantId, id);
-    const archive = await this.storage.getBuffer(doc.storage_key);
-    const entry = (await readEntries(archive, [{ name: 'data.json' }], this.pool.limits)).get('data.json');
-    if (!entry) {
-      throw new SdfError('SDF_ERROR_MISSING_FILE', 'data.json is missing', 'data.json', [
-        { path: '/data.json', message: 'data.json is required' },
-      ]);
-    }
+    requireValidated(doc, 'its data');
+    const key = documentDataKey(tenantId, id);
     try {
-      return JSON.parse(entry.toString('utf8')) as unknown;
-    } catch {
-      throw new SdfError('SDF_ERROR_INVALID_DATA', 'data.json is not valid JSON', 'data.json', [
-        { path: '', message: 'not valid JSON' },
-      ]);
+      return await this.storage.get(key);
+    } catch (err) {
+      if (!(err instanceof StorageNotFoundError)) throw err;
     }
+    let data: Buffer | undefined;
+    const stored = await this.storage.getBuffer(doc.storage_key);
+    const result = await this.pool.validate(tenantId, stored, 'interactive', (bytes) => {
+      data = bytes;
+    });
+    if (!result.valid || !data) throw AppError.invalidState('The stored file no longer passes validation');
+    await this.storage.put(key, Readable.from([data]));
+    return this.storage.get(key);
+  }
+
+  /** F4 service shape of meta.json: the one lookup that reads the meta column. */
+  async meta(tenantId: string, id: string): Promise<Record<string, unknown>> {
+    const meta = await this.documents.findMetaForTenant(tenantId, id);
+    if (!meta) throw AppError.notFound('Document');
+    return meta;
+  }
+
+  /**
+   * data.json of a document whose data has been judged (valid or signed), for features that act on
+   * the business data (ERP connectors). Any other status is 409: pending data is unjudged and
+   * invalid data is wrong. Another tenant's document is 404 (S5).
+   */
+  async readDataForTenant(tenantId: string, id: string): Promise<{ doc: SdfDocument; data: unknown }> {
+    const doc = await this.get(tenantId, id);
+    if (doc.status !== 'valid' && doc.status !== 'signed') {
+      throw AppError.invalidState(`Document is ${doc.status}; only valid or signed documents can be used`);
+    }
+    // data.json as validation stored it: it passed the schema and the F5/F6 bounds (depth, value count).
+    const chunks: Buffer[] = [];
+    for await (const chunk of await this.data(tenantId, id)) chunks.push(chunk as Buffer);
+    return { doc, data: JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown };
   }
 
   /** S4: keyset page; the cursor is checked strictly before any query. */
@@ -180,6 +229,9 @@ export class DocumentsService {
       await this.events.record(m, tenantId, 'document.deleted', eventData(removed, 'deleted'));
       return removed;
     });
+    await this.storage.delete(documentDataKey(tenantId, doc.id)).catch(() => undefined);
+    // M3: bytes stored now go down with the committed delete.
+    await this.meter?.adjustStorage(tenantId, -doc.file_size_bytes);
     await this.storage.delete(doc.storage_key).catch((err: unknown) => {
       this.logger.error({
         msg: 'stored object not deleted',

@@ -1,6 +1,8 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { TenantAuth } from '../auth/auth-context.js';
+import { quotaExceeded } from '../billing/quota.js';
+import { UsageMeter } from '../billing/usage-meter.service.js';
 import { AppError, errorBody } from '../common/errors.js';
 import { AppConfig } from '../config/app-config.js';
 import type { ValidationResult } from '../sdf/index.js';
@@ -21,6 +23,7 @@ export class UploadHandler {
     private readonly documents: DocumentsService,
     private readonly pool: ValidationPoolService,
     private readonly extensions: ValidationExtensions,
+    @Optional() private readonly meter?: UsageMeter,
   ) {}
 
   private async withFile<T>(req: Request, use: (file: SpooledFile) => Promise<T>): Promise<T> {
@@ -43,15 +46,49 @@ export class UploadHandler {
       ]);
     }
     const { doc, replayed } = await this.withFile(req, (file) =>
-      this.documents.upload(actor, file, idempotencyKey ?? null),
+      this.withQuota(actor, req, file.size, () => this.documents.upload(actor, file, idempotencyKey ?? null)),
     );
     if (replayed) res.setHeader('Idempotent-Replayed', 'true');
     return DocumentDto.from(doc);
   }
 
+  /**
+   * M3 (managed deployment): the upload's document and bytes are reserved before anything is stored, so
+   * concurrent uploads cannot overshoot a quota; a refused upload stores nothing, and a reservation that
+   * does not become a new document (refused file, failure, idempotent replay) is given back.
+   */
+  private async withQuota<T extends { replayed: boolean }>(
+    actor: Actor,
+    req: Request,
+    bytes: number,
+    store: () => Promise<T>,
+  ): Promise<T> {
+    if (!this.meter) return store();
+    const tenantId = actor.auth.tenantId;
+    const reservation = await this.meter.reserveUpload(tenantId, bytes);
+    if (!reservation.ok) {
+      // Limits: the first refusal of a quota in its period is audited.
+      if (reservation.firstRefusal) {
+        const by = { actor: actor.auth.actor, ip: actor.ip };
+        await this.meter.auditRefusal(tenantId, reservation.quota, by, { method: req.method, path: req.path });
+      }
+      throw quotaExceeded(reservation.quota, reservation.retryAfterSeconds);
+    }
+    let kept = false;
+    try {
+      const result = await store();
+      kept = !result.replayed;
+      return result;
+    } finally {
+      if (!kept) await this.meter.release(tenantId, reservation);
+    }
+  }
+
   /** POST /validate: the whole validation, synchronously, in the pool; nothing is stored (F10). */
   async validate(auth: TenantAuth, req: Request, res: Response): Promise<ValidateOkDto | ValidateFailedDto> {
-    const result: ValidationResult = await this.withFile(req, (file) => this.pool.validate(auth.tenantId, file.path));
+    const result: ValidationResult = await this.withFile(req, (file) =>
+      this.pool.validate(auth.tenantId, file.path, 'interactive'),
+    );
     const stored = await this.extensions.toStored(auth.tenantId, result);
     if (!result.valid) {
       res.status(422);

@@ -4,6 +4,8 @@ import {
   createValidationPool,
   DEFAULT_LIMITS,
   type Limits,
+  type PoolLane,
+  type PoolVerifyResult,
   type ValidationPool,
   type ValidationResult,
 } from '../sdf/index.js';
@@ -30,15 +32,48 @@ export class ValidationPoolService implements OnApplicationShutdown {
     };
   }
 
-  /** Validates a file (a Buffer or a local path) for a tenant, with that tenant's key lookup. */
-  async validate(tenantId: string, input: Buffer | string): Promise<ValidationResult> {
+  /**
+   * The pid of the pool process that ran the last verification, for diagnostics: it is never this
+   * process's pid, since untrusted archives are read in the pool only.
+   */
+  lastVerifyPid: number | undefined;
+
+  private get started(): ValidationPool {
     this.pool ??= createValidationPool({
       maxWorkers: this.config.env.VALIDATION_POOL_WORKERS,
       timeoutMs: this.config.env.VALIDATION_TIMEOUT_MS,
       maxOldGenerationSizeMb: this.config.env.VALIDATION_MAX_MEMORY_MB,
     });
+    return this.pool;
+  }
+
+  /**
+   * Validates a file (a Buffer or a local path) for a tenant, with that tenant's key lookup. `interactive`
+   * for a caller that waits (POST /validate): it is served before background files and has a process
+   * of its own; within a lane, tenants take turns. `onData` receives a valid file's data.json bytes
+   * (stored for GET /data/:id).
+   */
+  async validate(
+    tenantId: string,
+    input: Buffer | string,
+    lane: PoolLane,
+    onData?: (bytes: Buffer) => void,
+  ): Promise<ValidationResult> {
     const keyLookup = await this.extensions.keyLookupFor(tenantId);
-    return this.pool.validate(input, { keyLookup, limits: this.limits });
+    return this.started.validate(input, { keyLookup, limits: this.limits, lane, tenant: tenantId, onData });
+  }
+
+  /** F9 verification of a stored file in the pool (interactive lane), under its time and memory budget. */
+  async verify(tenantId: string, input: Buffer | string): Promise<PoolVerifyResult['result']> {
+    const keyLookup = await this.extensions.keyLookupFor(tenantId);
+    const { result, pid } = await this.started.verify(input, {
+      keyLookup,
+      limits: this.limits,
+      lane: 'interactive',
+      tenant: tenantId,
+    });
+    this.lastVerifyPid = pid;
+    return result;
   }
 
   /** Ends the worker threads; a validation still running rejects (its job is retried elsewhere). */

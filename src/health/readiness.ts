@@ -1,15 +1,85 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import { AppConfig } from '../config/app-config.js';
 
-/** Further readiness probes (storage registers here), keyed by the name shown in /health/ready. */
+export interface Readiness {
+  status: 'ok' | 'unavailable';
+  checks: Record<string, 'ok' | 'unavailable'>;
+}
+
+/** A probe that has not answered by then counts as unavailable. */
+const PROBE_TIMEOUT_MS = 2000;
+
+function withTimeout<T>(p: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error('timeout')), PROBE_TIMEOUT_MS);
+  });
+  return Promise.race([p, expired]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * One result shared by every caller for `ttlMs` after it was made, and one run in flight shared by
+ * every caller that arrives meanwhile. A failed result is kept exactly as long as a good one.
+ */
+export class SharedResult<T> {
+  private value: { result: T; until: number } | undefined;
+  private inFlight: Promise<T> | undefined;
+
+  constructor(
+    private readonly run: () => Promise<T>,
+    private readonly ttlMs: number,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
+
+  get(): Promise<T> {
+    if (this.value && this.now() < this.value.until) return Promise.resolve(this.value.result);
+    this.inFlight ??= this.run()
+      .then((result) => {
+        this.value = { result, until: this.now() + this.ttlMs };
+        return result;
+      })
+      .finally(() => {
+        this.inFlight = undefined;
+      });
+    return this.inFlight;
+  }
+}
+
+/**
+ * S15 readiness: the probes (database and Redis from the health controller, storage from its module),
+ * keyed by the name shown in /health/ready. `/health/ready` is public, so its answer comes from a
+ * result cached for READINESS_CACHE_MS: a flood of anonymous calls costs one query, one ping and one
+ * probe file per window, not one per call.
+ */
 @Injectable()
 export class ReadinessChecks {
   private readonly probes = new Map<string, () => Promise<unknown>>();
+  private readonly shared: SharedResult<Readiness>;
+
+  constructor(@Inject(AppConfig) config: AppConfig) {
+    this.shared = new SharedResult(() => this.runProbes(), config.env.READINESS_CACHE_MS);
+  }
 
   register(name: string, probe: () => Promise<unknown>): void {
     this.probes.set(name, probe);
   }
 
-  extra(): Record<string, () => Promise<unknown>> {
-    return Object.fromEntries(this.probes);
+  /** The latest result, at most READINESS_CACHE_MS old once made (a check itself takes at most 2 s). */
+  status(): Promise<Readiness> {
+    return this.shared.get();
+  }
+
+  private async runProbes(): Promise<Readiness> {
+    const checks: Readiness['checks'] = {};
+    await Promise.all(
+      [...this.probes].map(async ([name, probe]) => {
+        checks[name] = await withTimeout(Promise.resolve().then(probe)).then(
+          () => 'ok' as const,
+          () => 'unavailable' as const,
+        );
+      }),
+    );
+    const ok = Object.values(checks).every((c) => c === 'ok');
+    return { status: ok ? 'ok' : 'unavailable', checks };
   }
 }

@@ -36,6 +36,8 @@ export class DeadLettersService {
     @InjectQueue(QueueName.ValidateSdf) validate: Queue,
     @InjectQueue(QueueName.SignSdf) sign: Queue,
     @InjectQueue(QueueName.WebhookDelivery) webhook: Queue,
+    @InjectQueue(QueueName.Email) email: Queue,
+    @InjectQueue(QueueName.ErpPush) erpPush: Queue,
     @InjectDataSource() private readonly ds: DataSource,
     private readonly audit: AuditService,
   ) {
@@ -43,6 +45,8 @@ export class DeadLettersService {
       [QueueName.ValidateSdf]: validate,
       [QueueName.SignSdf]: sign,
       [QueueName.WebhookDelivery]: webhook,
+      [QueueName.Email]: email,
+      [QueueName.ErpPush]: erpPush,
     };
   }
 

@@ -15,7 +15,18 @@ export {
   type ValidationError,
   type ValidationResult,
 } from './validate.js';
-export { createValidationPool, type ValidationPool, type ValidationPoolOptions } from './pool/pool.js';
+export {
+  createValidationPool,
+  WorkerTaskError,
+  type PoolLane,
+  type PoolTaskOptions,
+  type PoolValidateOptions,
+  type PoolVerifyOptions,
+  type PoolVerifyResult,
+  type ValidationPool,
+  type ValidationPoolOptions,
+} from './pool/pool.js';
+export { findUnsafeText, isUnsafeText, unsafeTextReason } from './rules/text.js';
 export {
   generateKeyPair,
   publicKeyToJwk,

@@ -13,6 +13,11 @@ export interface Limits {
    * object of a hundred bytes on the heap; this refuses the obvious memory bombs before parsing.
    */
   maxJsonValues: number;
+  /**
+   * Largest inflated size of meta.json. It is read on the API at upload (S2) and kept in the record, so
+   * it is bounded far below the other entries: identity and provenance fit in a few hundred bytes.
+   */
+  maxMetaBytes: number;
 }
 
 export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
@@ -21,6 +26,7 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   maxEntries: 1000,
   maxJsonDepth: 256,
   maxJsonValues: 1_000_000,
+  maxMetaBytes: 64 * 1024,
 });
 
 export function resolveLimits(overrides?: Partial<Limits>): Limits {

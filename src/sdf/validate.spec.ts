@@ -124,6 +124,21 @@ describe('readMeta (S2 partial read)', () => {
     expect((await validate(sdf)).document_type).toBe('invoice');
   });
 
+  it('refuses a meta.json over 64 KiB, even one whose header claims less, and validate() agrees', async () => {
+    const big = Buffer.from(JSON.stringify({ ...invoiceMeta(), notes: 'n'.repeat(5 * 1024 * 1024) }));
+    const lying = buildSdf({
+      entries: { 'meta.json': null },
+      extra: [{ name: 'meta.json', data: big, declaredSize: 100 }],
+    });
+    for (const sdf of [withMeta({ notes: 'n'.repeat(70 * 1024) }), lying]) {
+      await expect(readMeta(sdf)).rejects.toSatisfy(
+        (e: unknown) => e instanceof SdfError && e.code === 'SDF_ERROR_INVALID_META' && e.message.includes('65536'),
+      );
+    }
+    expect((await validate(withMeta({ notes: 'n'.repeat(70 * 1024) }))).error?.code).toBe('SDF_ERROR_INVALID_META');
+    expect((await readMeta(withMeta({ notes: 'n'.repeat(60 * 1024) }))).notes).toHaveLength(60 * 1024);
+  });
+
   it.each([
     ['not a ZIP', Buffer.from('plain text'), 'SDF_ERROR_NOT_ZIP'],
     ['no meta.json', buildSdf({ entries: { 'meta.json': null } }), 'SDF_ERROR_INVALID_META'],

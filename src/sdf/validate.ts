@@ -4,6 +4,7 @@ import { inspectPdf } from './pdf/inspect.js';
 import { checkDataRules, parseData } from './rules/data.js';
 import { checkJsonShape, needsShapeCheck } from './rules/json-shape.js';
 import { parseMeta, type NormalizedMeta } from './rules/meta.js';
+import { findUnsafeText } from './rules/text.js';
 import { checkVersion } from './rules/version.js';
 import { compileSchemaSource } from './schema/compile.js';
 import {
@@ -52,11 +53,15 @@ export interface CoreOptions {
   limits?: Partial<Limits>;
   /** Called as each check starts; the worker pool uses it to name the check a timeout interrupted. */
   onStage?: (stage: CheckName) => void;
+  /** Return a valid file's data.json bytes as well (the service stores them for GET /data/:id). */
+  keepData?: boolean;
 }
 
 export interface CoreOutcome {
   result: ValidationResult;
   integrity?: IntegrityOutcome;
+  /** data.json as it is in the archive, when asked for and the file is valid. */
+  data?: Buffer;
 }
 
 function emptyResult(): ValidationResult {
@@ -106,7 +111,7 @@ export async function validateCore(input: Buffer | string, options: CoreOptions 
     result.checks.container = 'pass';
 
     enter('meta');
-    const meta = parseMeta(archive.files.get('meta.json'));
+    const meta = parseMeta(archive.files.get('meta.json'), limits);
     result.meta = meta;
     result.sdf_version = meta.sdf_version;
     result.document_type = meta.document_type ?? null;
@@ -116,7 +121,11 @@ export async function validateCore(input: Buffer | string, options: CoreOptions 
     enter('schema');
     const schemaBytes = archive.files.get('schema.json')!;
     checkJsonShape(schemaBytes, 'schema.json', limits, 'SDF_ERROR_INVALID_SCHEMA');
-    const schema = compileSchemaSource(schemaBytes, parseSchema);
+    const schema = compileSchemaSource(schemaBytes, (bytes) => {
+      const parsed = parseSchema(bytes);
+      refuseUnsafeText(parsed, 'schema.json', 'SDF_ERROR_INVALID_SCHEMA');
+      return parsed;
+    });
     result.schema_sha256 = schema.sha256;
     result.checks.schema = 'pass';
 
@@ -126,6 +135,7 @@ export async function validateCore(input: Buffer | string, options: CoreOptions 
     const data = parseData(dataBytes);
     // F5 runs first: its codes are more precise than a schema mismatch. It also bounds the depth.
     checkDataRules(data, limits.maxJsonDepth);
+    refuseUnsafeText(data, 'data.json', 'SDF_ERROR_INVALID_DATA');
     const problems = schema.check(data);
     if (problems.length > 0) {
       throw new SdfError(
@@ -142,12 +152,13 @@ export async function validateCore(input: Buffer | string, options: CoreOptions 
     result.warnings.push(...(await inspectPdf(archive.files.get('visual.pdf')!)));
     result.checks.pdf = 'pass';
 
+    const kept = options.keepData ? { data: dataBytes } : {};
     if (!result.is_signed) {
       result.valid = true;
-      return { result };
+      return { result, ...kept };
     }
     enter('signature');
-    const integrity = checkIntegrity(
+    const integrity = await checkIntegrity(
       archive.files,
       archive.entries.map((e) => e.name),
       meta,
@@ -156,7 +167,7 @@ export async function validateCore(input: Buffer | string, options: CoreOptions 
     if (!integrity.result.valid) throw signatureError(integrity.result);
     result.checks.signature = 'pass';
     result.valid = true;
-    return { result, integrity };
+    return { result, integrity, ...kept };
   } catch (error) {
     if (error instanceof SdfError) return { result: failResult(result, stage, error) };
     throw error;
@@ -170,6 +181,18 @@ function parseSchema(bytes: Buffer): unknown {
     const message = `schema.json is not valid JSON: ${(error as Error).message}`;
     throw new SdfError('SDF_ERROR_INVALID_SCHEMA', message, 'schema.json', [{ path: '', message }]);
   }
+}
+
+/**
+ * Text the service cannot store or serve (NUL, lone surrogates) is refused in the file's own terms:
+ * the document type and validation messages reach the database, data.json reaches JSON output.
+ * Called once the depth is bounded, and walks without recursion.
+ */
+function refuseUnsafeText(value: unknown, file: string, code: SdfErrorCode): void {
+  const unsafe = findUnsafeText(value);
+  if (!unsafe) return;
+  const message = `${file}: the string at ${unsafe.path || '/'} ${unsafe.reason}`;
+  throw new SdfError(code, message, file, [{ path: unsafe.path, message }]);
 }
 
 /** F4: document_type comes from meta.json, else from data.json; the service needs one. */

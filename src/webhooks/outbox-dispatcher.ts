@@ -25,6 +25,7 @@ interface OutboxRow {
   tenant_id: string;
   event: EventName;
   payload: EventPayload;
+  trace_metadata: string | null;
 }
 
 /**
@@ -141,7 +142,7 @@ export class OutboxDispatcher implements OnApplicationBootstrap, OnApplicationSh
   async dispatchBatch(): Promise<number> {
     return this.ds.transaction(async (m) => {
       const rows: OutboxRow[] = await m.query(
-        `SELECT id, tenant_id, event, payload FROM outbox_events
+        `SELECT id, tenant_id, event, payload, trace_metadata FROM outbox_events
           WHERE dispatched_at IS NULL
           ORDER BY created_at, id
           LIMIT $1
@@ -151,7 +152,7 @@ export class OutboxDispatcher implements OnApplicationBootstrap, OnApplicationSh
       if (rows.length === 0) return 0;
       const jobs: { name: string; data: WebhookDeliveryJobData; opts: ReturnType<typeof webhookDeliveryJobOptions> }[] =
         [];
-      const options = webhookDeliveryJobOptions(this.config.env.WEBHOOK_RETRY_BASE_DELAY_MS);
+      const options = webhookDeliveryJobOptions(this.config);
       for (const row of rows) {
         // SDF-SPEC Events: only active webhooks of this tenant whose list names the event.
         const subscribers = await this.webhooks.subscribers(m, row.tenant_id, row.event);
@@ -167,7 +168,12 @@ export class OutboxDispatcher implements OnApplicationBootstrap, OnApplicationSh
               document_id: row.payload.document_id,
               body,
             },
-            opts: { ...options, jobId: deliveryJobId(row.id, webhook.id) },
+            // The delivery continues the trace of the change that recorded the event (BullMQ telemetry).
+            opts: {
+              ...options,
+              jobId: deliveryJobId(row.id, webhook.id),
+              ...(row.trace_metadata ? { telemetry: { metadata: row.trace_metadata } } : {}),
+            },
           });
         }
       }

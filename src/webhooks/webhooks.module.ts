@@ -3,6 +3,7 @@ import type { AppConfig } from '../config/app-config.js';
 import { workerProviders } from '../queue/worker-role.js';
 import { WebhookDeliveryProcessor } from './jobs/webhook-delivery.processor.js';
 import { OutboxDispatcher } from './outbox-dispatcher.js';
+import { WebhookSecretHashes } from './secret-hash.js';
 import { WebhookResolver } from './ssrf.js';
 import { AdminWebhooksController, WebhooksController } from './webhooks.controller.js';
 import { WebhooksService } from './webhooks.service.js';
@@ -17,6 +18,7 @@ export class WebhooksModule {
       providers: [
         WebhooksService,
         WebhookResolver,
+        WebhookSecretHashes,
         ...workerProviders(config, [OutboxDispatcher, WebhookDeliveryProcessor]),
       ],
       exports: [WebhooksService],

@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
@@ -34,6 +34,12 @@ export function secretAssociatedData(webhookId: string): string {
   return `webhook:${webhookId}`;
 }
 
+/**
+ * S7: `secret_hash` is a keyed hash (CryptoBox.keyedHash) under this purpose, never a plain digest: a
+ * person-chosen secret could be guessed offline from a database dump. Kept current by WebhookSecretHashes.
+ */
+export const SECRET_HASH_PURPOSE = 'webhook-secret';
+
 @Injectable()
 export class WebhooksService {
   constructor(
@@ -53,14 +59,22 @@ export class WebhooksService {
     const url = await this.checkUrl(input.url);
     const id = randomUUID();
     return this.ds.transaction(async (m) => {
-      if (!(await m.exists(Tenant, { where: { id: tenantId } }))) throw AppError.notFound('Tenant');
+      // The tenant row is locked so that concurrent registrations count one after the other.
+      const [tenant] = (await m.query(`SELECT id FROM tenants WHERE id = $1 FOR UPDATE`, [tenantId])) as unknown[];
+      if (!tenant) throw AppError.notFound('Tenant');
+      const limit = this.config.env.WEBHOOKS_PER_TENANT;
+      if ((await m.count(Webhook, { where: { tenant_id: tenantId } })) >= limit) {
+        throw AppError.of('CONFLICT', `A tenant may register at most ${limit} webhooks; delete one first`, [
+          { path: '', message: `at most ${limit} webhooks per tenant (WEBHOOKS_PER_TENANT)` },
+        ]);
+      }
       const webhook = await m.save(
         m.create(Webhook, {
           id,
           tenant_id: tenantId,
           url,
           secret_enc: this.box.encrypt(input.secret, secretAssociatedData(id)),
-          secret_hash: createHash('sha256').update(input.secret, 'utf8').digest('hex'),
+          secret_hash: this.box.keyedHash(SECRET_HASH_PURPOSE, input.secret),
           events: [...new Set(input.events)],
           is_active: true,
         }),

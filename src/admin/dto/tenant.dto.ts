@@ -1,5 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import {
+  ArrayMaxSize,
+  IsArray,
   IsBoolean,
   IsInt,
   IsOptional,
@@ -12,6 +14,8 @@ import {
   MinLength,
   ValidateIf,
 } from 'class-validator';
+import { RETURN_PATH_PATTERN } from '../../saml/return-path.js';
+import { TenantPlanFieldsDto } from '../../billing/dto/billing.dto.js';
 import type { Tenant } from '../../tenants/entities/tenant.entity.js';
 
 export const SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
@@ -36,7 +40,8 @@ export class CreateTenantDto {
   rate_limit_rpm?: number;
 }
 
-export class UpdateTenantDto {
+/** `plan` and `limits` (from TenantPlanFieldsDto) exist on the managed deployment only (M3). */
+export class UpdateTenantDto extends TenantPlanFieldsDto {
   @ApiPropertyOptional()
   @IsOptional()
   @IsString()
@@ -69,6 +74,36 @@ export class UpdateTenantDto {
   @MinLength(1)
   @MaxLength(1024)
   saml_entity_id?: string | null;
+
+  @ApiPropertyOptional({
+    type: 'string',
+    nullable: true,
+    description: 'IdP metadata XML, for an identity provider without a metadata URL (the URL wins when both are set)',
+  })
+  @IsOptional()
+  @ValidateIf((_, v) => v !== null)
+  @IsString()
+  @MinLength(1)
+  @MaxLength(500_000)
+  saml_metadata_xml?: string | null;
+
+  @ApiPropertyOptional({ description: 'Accept IdP-initiated login (a response without InResponseTo); default false' })
+  @IsOptional()
+  @IsBoolean()
+  saml_idp_initiated?: boolean;
+
+  @ApiPropertyOptional({
+    type: [String],
+    example: ['/app/', '/welcome'],
+    description: 'Return paths a RelayState may name: exactly, or under one ending in "/"',
+  })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(20)
+  @IsString({ each: true })
+  @MaxLength(256, { each: true })
+  @Matches(RETURN_PATH_PATTERN, { each: true, message: 'each return path must be an absolute path such as /app/' })
+  saml_return_paths?: string[];
 }
 
 export class TenantDto {
@@ -79,6 +114,15 @@ export class TenantDto {
   @ApiProperty() saml_enabled: boolean;
   @ApiProperty({ type: 'string', nullable: true }) saml_metadata_url: string | null;
   @ApiProperty({ type: 'string', nullable: true }) saml_entity_id: string | null;
+  @ApiProperty() saml_metadata_xml_set: boolean;
+  @ApiProperty() saml_idp_initiated: boolean;
+  @ApiProperty({ type: [String] }) saml_return_paths: string[];
+  @ApiProperty({ type: 'string', nullable: true }) saml_idp_sso_url: string | null;
+  @ApiProperty({ description: 'signing certificates of the IdP in the stored metadata' })
+  saml_idp_certificates: number;
+  @ApiProperty({ type: 'string', format: 'date-time', nullable: true }) saml_metadata_refreshed_at: string | null;
+  @ApiProperty({ type: 'string', nullable: true, description: 'the last refresh failure (the last good copy stays)' })
+  saml_metadata_error: string | null;
   @ApiProperty({ format: 'date-time' }) created_at: string;
 
   static from(t: Tenant): TenantDto {
@@ -90,6 +134,13 @@ export class TenantDto {
       saml_enabled: t.saml_enabled,
       saml_metadata_url: t.saml_metadata_url,
       saml_entity_id: t.saml_entity_id,
+      saml_metadata_xml_set: t.saml_metadata_xml !== null,
+      saml_idp_initiated: t.saml_idp_initiated,
+      saml_return_paths: t.saml_return_paths,
+      saml_idp_sso_url: t.saml_idp_sso_url,
+      saml_idp_certificates: t.saml_idp_certificates.length,
+      saml_metadata_refreshed_at: t.saml_metadata_refreshed_at?.toISOString() ?? null,
+      saml_metadata_error: t.saml_metadata_error,
       created_at: t.created_at.toISOString(),
     };
   }

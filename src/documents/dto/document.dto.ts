@@ -66,6 +66,14 @@ export class DocumentDto {
   }
 }
 
+/** Why signing gave up: the sign job ran out of attempts (the reason in full is in the service log). */
+export class SigningErrorDto {
+  @ApiProperty({ example: 'SIGNING_FAILED' }) code: string;
+  @ApiProperty({ example: 'Signing failed after 3 attempts; POST /sign/:id tries again' }) message: string;
+  @ApiProperty({ format: 'date-time' }) failed_at: string;
+  @ApiProperty({ type: 'integer', example: 3 }) attempts: number;
+}
+
 /** S1: GET /sdf/:id, the record with its validation result, for polling. */
 export class DocumentDetailDto extends DocumentDto {
   @ApiProperty({ enum: SIGNATURE_ALGORITHMS, type: String, nullable: true }) signature_algorithm: string | null;
@@ -73,6 +81,8 @@ export class DocumentDetailDto extends DocumentDto {
   @ApiProperty({ type: String, format: 'date-time', nullable: true }) validated_at: string | null;
   @ApiProperty({ type: StoredValidationDto, nullable: true, description: 'null while pending' })
   validation: StoredValidationDto | null;
+  @ApiProperty({ type: SigningErrorDto, nullable: true, description: 'set when the last signing gave up' })
+  signing_error: SigningErrorDto | null;
 
   static fromDetail(doc: SdfDocument): DocumentDetailDto {
     return {
@@ -91,6 +101,7 @@ export class DocumentDetailDto extends DocumentDto {
             registry_match: doc.validation.registry_match,
           }
         : null,
+      signing_error: doc.signing_error ?? null,
     };
   }
 }

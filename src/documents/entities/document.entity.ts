@@ -11,6 +11,13 @@ export type SignatureAlgorithmName = (typeof SIGNATURE_ALGORITHMS)[number];
 const bigintAsNumber = { to: (v: number) => v, from: (v: string | null) => (v === null ? null : Number(v)) };
 
 /** SDF-SPEC Document record; the file itself lives in storage under `storage_key` (S13). */
+export interface SigningError {
+  code: string;
+  message: string;
+  failed_at: string;
+  attempts: number;
+}
+
 @Entity({ name: 'documents' })
 export class SdfDocument {
   @PrimaryColumn({ type: 'uuid' })
@@ -51,8 +58,11 @@ export class SdfDocument {
   @Column({ type: 'text', nullable: true })
   idempotency_key: string | null;
 
-  /** F4 service shape of meta.json, read at upload (S2). */
-  @Column({ type: 'jsonb' })
+  /**
+   * F4 service shape of meta.json, read at upload (S2); bounded by the meta.json size limit. Not
+   * selected unless asked for (GET /meta/:id), so lookups and lists never carry it.
+   */
+  @Column({ type: 'jsonb', select: false })
   meta: Record<string, unknown>;
 
   /** The validation job's result (checks, warnings, error, signature); null while pending. */
@@ -61,6 +71,10 @@ export class SdfDocument {
 
   @Column({ type: 'timestamptz', precision: 3, nullable: true })
   validated_at: Date | null;
+
+  /** Why the last signing gave up (its job out of attempts); null otherwise. */
+  @Column({ type: 'jsonb', nullable: true })
+  signing_error: SigningError | null;
 
   @Column({ type: 'timestamptz', precision: 3, default: () => 'now()' })
   created_at: Date;

@@ -2,11 +2,14 @@ import { Processor, WorkerHost } from '@nestjs/bullmq';
 import { Inject, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Job } from 'bullmq';
+import { Readable } from 'node:stream';
 import type { DataSource } from 'typeorm';
-import type { AppConfig } from '../../config/app-config.js';
+import { AppConfig } from '../../config/app-config.js';
 import { EventsService } from '../../events/events.service.js';
 import { QueueName } from '../../queue/queues.js';
-import { STORAGE_DRIVER, type StorageDriver } from '../../storage/storage-driver.js';
+import { TenantSlots, type SlotPolicy } from '../../queue/tenant-slots.js';
+import { isSdfError, WorkerTaskError, type ValidationResult } from '../../sdf/index.js';
+import { documentDataKey, STORAGE_DRIVER, type StorageDriver } from '../../storage/storage-driver.js';
 import { eventData } from '../documents.service.js';
 import { DocumentsRepository } from '../documents.repository.js';
 import { SIGNATURE_ALGORITHMS, type SignatureAlgorithmName } from '../entities/document.entity.js';
@@ -15,7 +18,8 @@ import { ValidationPoolService } from '../validation-pool.service.js';
 import type { ValidateSdfJob } from './validate-sdf.job.js';
 import { loadStoredFileForJob } from './stored-file.js';
 
-export type ValidateSdfOutcome = { status: 'valid' | 'invalid' } | { skipped: 'gone' | 'already-final' };
+export type ValidateSdfOutcome =
+  { status: 'valid' | 'invalid'; code: string | null } | { skipped: 'gone' | 'already-final' };
 
 /**
  * Worker options come from configuration; `@Processor` metadata is read when the worker is created
@@ -38,8 +42,11 @@ export function configureValidateWorker(config: AppConfig): void {
 @Processor(QueueName.ValidateSdf)
 export class ValidateSdfProcessor extends WorkerHost {
   private readonly logger = new Logger('ValidateSdfProcessor');
+  private readonly slots: SlotPolicy;
 
   constructor(
+    @Inject(AppConfig) config: AppConfig,
+    private readonly tenantSlots: TenantSlots,
     @InjectDataSource() private readonly ds: DataSource,
     @Inject(STORAGE_DRIVER) private readonly storage: StorageDriver,
     private readonly documents: DocumentsRepository,
@@ -48,9 +55,23 @@ export class ValidateSdfProcessor extends WorkerHost {
     private readonly extensions: ValidationExtensions,
   ) {
     super();
+    this.slots = {
+      perTenant:
+        config.env.VALIDATE_TENANT_CONCURRENCY ?? Math.max(1, Math.ceil(config.env.VALIDATE_SDF_CONCURRENCY / 2)),
+      // A file is judged within the pool's budget; the lease covers loading it and settling the record too.
+      leaseMs: config.env.VALIDATION_TIMEOUT_MS + config.env.WORKER_LOCK_DURATION_MS,
+      retryDelayMs: 500,
+    };
   }
 
-  async process(job: Job<ValidateSdfJob>): Promise<ValidateSdfOutcome> {
+  /** One tenant's backlog holds at most its share of the workers (TenantSlots), so others' files pass it. */
+  async process(job: Job<ValidateSdfJob>, token?: string): Promise<ValidateSdfOutcome> {
+    return this.tenantSlots.run(QueueName.ValidateSdf, job.data.tenantId, job, token, this.slots, () =>
+      this.judge(job),
+    );
+  }
+
+  private async judge(job: Job<ValidateSdfJob>): Promise<ValidateSdfOutcome> {
     const { tenantId, documentId } = job.data;
     const doc = await this.documents.findForTenant(tenantId, documentId);
     if (!doc) return { skipped: 'gone' };
@@ -59,13 +80,43 @@ export class ValidateSdfProcessor extends WorkerHost {
     const file = await loadStoredFileForJob(this.storage, this.documents, doc);
     if (!file) return { skipped: 'gone' };
 
-    const result = await this.pool.validate(tenantId, file);
+    let data: Buffer | undefined;
+    let result: ValidationResult;
+    try {
+      result = await this.pool.validate(tenantId, file, 'background', (bytes) => (data = bytes));
+    } catch (err) {
+      if (!(err instanceof WorkerTaskError) && !isSdfError(err)) throw err;
+      result = contentVerdict('container', err);
+    }
+    // Stored before the status turns valid, so GET /data/:id of a valid document always finds it.
+    if (result.valid && data) await this.storage.put(documentDataKey(tenantId, documentId), Readable.from([data]));
+
+    let settled: SettledDoc;
+    try {
+      settled = await this.settle(job, result);
+    } catch (err) {
+      if (!isDataException(err)) throw err;
+      // The file's text could not be stored (the database refused it): a verdict on the content, not
+      // a fault to retry three times and leave the document pending for good.
+      result = contentVerdict('data', err);
+      settled = await this.settle(job, result);
+      await this.storage.delete(documentDataKey(tenantId, documentId)).catch(() => undefined);
+    }
+    if (!settled) return { skipped: 'already-final' };
+    const status = settled.status === 'valid' ? 'valid' : 'invalid';
+    this.logger.log({ msg: 'validated', tenant_id: tenantId, id: documentId, status, job_id: job.id });
+    // The error code travels in the job's result for the metrics (validation outcomes by code).
+    return { status, code: result.error?.code ?? null };
+  }
+
+  private async settle(job: Job<ValidateSdfJob>, result: ValidationResult): Promise<SettledDoc> {
+    const { tenantId, documentId } = job.data;
     const validation = await this.extensions.toStored(tenantId, result);
     const algorithm = result.signature?.algorithm;
     const signed = result.valid && result.is_signed && result.signature?.valid === true;
     const status = result.valid ? 'valid' : 'invalid';
 
-    const settled = await this.ds.transaction(async (m) => {
+    return this.ds.transaction(async (m) => {
       const updated = await this.documents.settleValidation(m, tenantId, documentId, {
         status,
         // S3: a file uploaded with a signature that verifies ends valid with is_signed true.
@@ -88,8 +139,45 @@ export class ValidateSdfProcessor extends WorkerHost {
       });
       return updated;
     });
-    if (!settled) return { skipped: 'already-final' };
-    this.logger.log({ msg: 'validated', tenant_id: tenantId, id: documentId, status, job_id: job.id });
-    return { status };
   }
+}
+
+type SettledDoc = Awaited<ReturnType<DocumentsRepository['settleValidation']>>;
+
+/** PostgreSQL's class 22 (data exception: NUL in text, an unsupported escape in jsonb, ...). */
+function isDataException(err: unknown): boolean {
+  const code =
+    (err as { driverError?: { code?: unknown }; code?: unknown }).driverError?.code ?? (err as { code?: unknown }).code;
+  return typeof code === 'string' && code.startsWith('22');
+}
+
+/**
+ * An error caused by the file's content is a verdict, not a retry: the document settles `invalid` with
+ * a code. `stage` is the check it is charged to; the checks before it had passed.
+ */
+export function contentVerdict(stage: 'container' | 'data', err: unknown): ValidationResult {
+  const checks: ValidationResult['checks'] = {
+    container: stage === 'container' ? 'fail' : 'pass',
+    meta: stage === 'container' ? 'skipped' : 'pass',
+    schema: stage === 'container' ? 'skipped' : 'pass',
+    data: stage === 'data' ? 'fail' : 'skipped',
+    pdf: 'skipped',
+    signature: 'skipped',
+  };
+  const base = { valid: false, sdf_version: null, document_type: null, is_signed: false, checks, warnings: [] };
+  if (isSdfError(err)) {
+    const error = {
+      code: err.code,
+      message: err.message,
+      details: err.details,
+      ...(err.file ? { file: err.file } : {}),
+    };
+    return { ...base, error };
+  }
+  const message =
+    stage === 'data'
+      ? 'the file holds text the service cannot store (a NUL character or a lone UTF-16 surrogate)'
+      : 'the file could not be judged: its content made the validation fail';
+  const code = stage === 'data' ? 'SDF_ERROR_INVALID_DATA' : 'SDF_ERROR_INVALID_ARCHIVE';
+  return { ...base, error: { code, message, details: [{ path: '', message }] } };
 }

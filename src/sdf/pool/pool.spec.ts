@@ -91,4 +91,50 @@ describe('validation pool (safety budget)', () => {
     await queued;
     await expect(busy.validate(buildSdf())).rejects.toThrow('the validation pool is destroyed');
   });
+
+  describe('lanes and tenants', () => {
+    /** Runs `validate` and records, in `order`, the label of each file as its answer arrives. */
+    function tracked(order: string[], label: string, p: Promise<unknown>): Promise<unknown> {
+      return p.then((r) => {
+        order.push(label);
+        return r;
+      });
+    }
+
+    it('serves an interactive file at once in its own process while background files hold the rest', async () => {
+      // The budget is long beside starting a process, so the order below does not depend on the machine's speed.
+      const fair = createValidationPool({ maxWorkers: 1, interactiveWorkers: 1, timeoutMs: 4_000 });
+      try {
+        const order: string[] = [];
+        const background = [1, 2].map((i) =>
+          tracked(order, `a${i}`, fair.validate(catastrophicRegex(), { tenant: 'a' })),
+        );
+        const interactive = await tracked(order, 'b', fair.validate(buildSdf(), { tenant: 'b', lane: 'interactive' }));
+        expect((interactive as { valid: boolean }).valid).toBe(true);
+        // Answered before even the first background file ran out of its budget.
+        expect(order[0]).toBe('b');
+        await Promise.all(background);
+        expect(order).toEqual(['b', 'a1', 'a2']);
+      } finally {
+        await fair.destroy();
+      }
+    });
+
+    it('takes background files from each waiting tenant in turn, not in arrival order', async () => {
+      const fair = createValidationPool({ maxWorkers: 1, interactiveWorkers: 1, timeoutMs: 1_000 });
+      try {
+        const order: string[] = [];
+        const files = [
+          ...[1, 2, 3, 4].map((i) => tracked(order, `a${i}`, fair.validate(catastrophicRegex(), { tenant: 'a' }))),
+          tracked(order, 'b1', fair.validate(buildSdf(), { tenant: 'b' })),
+          tracked(order, 'b2', fair.validate(buildSdf(), { tenant: 'b' })),
+        ];
+        await Promise.all(files);
+        // a1 was running when b's files came; a2 waited longest for a turn, then b1, then a3 and b2 alternate.
+        expect(order).toEqual(['a1', 'a2', 'b1', 'a3', 'b2', 'a4']);
+      } finally {
+        await fair.destroy();
+      }
+    });
+  });
 });

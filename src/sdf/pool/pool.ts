@@ -11,6 +11,8 @@ import {
   type ValidateOptions,
   type ValidationResult,
 } from '../validate.js';
+import { applyTrust, type KeyLookup, type VerifyResult } from '../signature/verify.js';
+import type { Limits } from '../limits.js';
 import type { WorkerMessage, WorkerTask } from './validate-worker.js';
 import { transpiledWorkerUrl } from './ts-sources.js';
 
@@ -23,11 +25,91 @@ export interface ValidationPoolOptions {
   maxOldGenerationSizeMb?: number;
   /** A worker idle this long exits; the next file starts a fresh one. */
   idleTimeoutMs?: number;
+  /**
+   * Processes kept for the interactive lane beyond `maxWorkers`: background files never hold more than
+   * `maxWorkers` processes, so an interactive file always finds one free or startable. Default 1.
+   */
+  interactiveWorkers?: number;
+}
+
+/** `interactive`: someone waits for the answer (POST /validate); `background`: a job does. */
+export type PoolLane = 'interactive' | 'background';
+
+export interface PoolTaskOptions extends ValidateOptions {
+  /** Default `background`. Interactive files are served first and have a process of their own. */
+  lane?: PoolLane;
+  /** Files of one lane are taken in turn from each tenant with files waiting, so no tenant's backlog blocks another's. */
+  tenant?: string;
+}
+
+/** Options of a pool validation: those of validate(), the lane and tenant, and a valid file's data.json bytes. */
+export interface PoolValidateOptions extends PoolTaskOptions {
+  /** Called with a valid file's data.json bytes before the result resolves. */
+  onData?: (bytes: Buffer) => void;
+}
+
+/** Options of a pool verification (F9): the tenant's key lookup, limits, lane and tenant. */
+export interface PoolVerifyOptions {
+  keyLookup?: KeyLookup;
+  limits?: Partial<Limits>;
+  lane?: PoolLane;
+  tenant?: string;
+}
+
+/** F9 verification done in a worker; `pid` names the process that read the archive. */
+export interface PoolVerifyResult {
+  result: VerifyResult;
+  pid: number;
 }
 
 export interface ValidationPool {
-  validate(input: Buffer | string, options?: ValidateOptions): Promise<ValidationResult>;
+  validate(input: Buffer | string, options?: PoolValidateOptions): Promise<ValidationResult>;
+  /** F9 verification of a whole archive, under the same time and memory budget as validation. */
+  verify(input: Buffer | string, options?: PoolVerifyOptions): Promise<PoolVerifyResult>;
   destroy(): Promise<void>;
+}
+
+/** The worker threw on a file (not a format failure, not the budget): the file's content caused it. */
+export class WorkerTaskError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'WorkerTaskError';
+  }
+}
+
+/**
+ * Waiting files of one lane, in turns by tenant: the next file comes from the tenant that has waited
+ * longest for a turn, and within a tenant in arrival order.
+ */
+class FairQueue<T> {
+  private readonly byTenant = new Map<string, T[]>();
+
+  get size(): number {
+    return this.byTenant.size;
+  }
+
+  push(tenant: string, item: T): void {
+    const waiting = this.byTenant.get(tenant);
+    if (waiting) waiting.push(item);
+    else this.byTenant.set(tenant, [item]);
+  }
+
+  shift(): T | undefined {
+    const first = this.byTenant.entries().next();
+    if (first.done) return undefined;
+    const [tenant, waiting] = first.value;
+    const item = waiting.shift();
+    // The tenant goes to the back of the turn order (a Map iterates in insertion order).
+    this.byTenant.delete(tenant);
+    if (waiting.length > 0) this.byTenant.set(tenant, waiting);
+    return item;
+  }
+
+  drain(): T[] {
+    const all = [...this.byTenant.values()].flat();
+    this.byTenant.clear();
+    return all;
+  }
 }
 
 /**
@@ -59,8 +141,13 @@ function workerPath(): string {
 
 interface Job {
   task: WorkerTask;
-  options: ValidateOptions;
-  resolve(result: ValidationResult): void;
+  lane: PoolLane;
+  tenant: string;
+  /** The caller's answer from the worker's reply. */
+  answer(message: Exclude<WorkerMessage, { stage: number } | { error: string }>): Promise<unknown>;
+  /** The caller's answer when the file ran out of its budget during `stage`. */
+  overBudget(stage: CheckName, exceeded: 'time' | 'memory'): unknown;
+  resolve(result: unknown): void;
   reject(error: Error): void;
 }
 
@@ -89,9 +176,10 @@ export function createValidationPool(options: ValidationPoolOptions = {}): Valid
   const memoryMb = options.maxOldGenerationSizeMb ?? 512;
   const maxProcesses = options.maxWorkers ?? Math.max(1, Math.min(4, availableParallelism() - 1));
   const idleTimeoutMs = options.idleTimeoutMs ?? 30_000;
+  const maxTotal = maxProcesses + (options.interactiveWorkers ?? 1);
   const modulePath = workerPath();
   const slots = new Set<Slot>();
-  const queue: Job[] = [];
+  const lanes: Record<PoolLane, FairQueue<Job>> = { interactive: new FairQueue(), background: new FairQueue() };
   let nextId = 1;
   let destroyed = false;
 
@@ -117,7 +205,7 @@ export function createValidationPool(options: ValidationPoolOptions = {}): Valid
     void slot.exited.then(() => {
       if (!slots.delete(slot)) return; // retired: its file was already answered
       clearTimeout(slot.idle);
-      if (OUT_OF_MEMORY.test(slot.stderr)) settle(slot, (job) => job.resolve(budgetResult(slot, 'memory')));
+      if (OUT_OF_MEMORY.test(slot.stderr)) settle(slot, (job) => job.resolve(budgetResult(slot, job, 'memory')));
       else settle(slot, (job) => job.reject(new Error(`the validation worker exited unexpectedly: ${lastLine(slot)}`)));
       dispatch();
     });
@@ -133,16 +221,15 @@ export function createValidationPool(options: ValidationPoolOptions = {}): Valid
       // The budget counts from the moment the worker starts on the file, so time spent in the queue
       // or starting the process does not eat it.
       slot.timer ??= setTimeout(() => {
-        settle(slot, (j) => j.resolve(budgetResult(slot, 'time')));
+        settle(slot, (j) => j.resolve(budgetResult(slot, j, 'time')));
         retire(slot);
       }, timeoutMs);
       return;
     }
     if ('error' in message) {
-      settle(slot, (j) => j.reject(new Error(`validation failed inside the worker: ${message.error}`)));
+      settle(slot, (j) => j.reject(new WorkerTaskError(`validation failed inside the worker: ${message.error}`)));
     } else {
-      const outcome: CoreOutcome = message.outcome;
-      settle(slot, (j) => finishValidation(outcome, j.options.keyLookup).then(j.resolve, j.reject));
+      settle(slot, (j) => j.answer(message).then(j.resolve, j.reject));
     }
     slot.stage = -1;
     slot.child.unref();
@@ -160,8 +247,8 @@ export function createValidationPool(options: ValidationPoolOptions = {}): Valid
     if (job) void answer(job);
   }
 
-  function budgetResult(slot: Slot, exceeded: 'time' | 'memory'): ValidationResult {
-    return overBudget(CHECK_NAMES[slot.stage] ?? 'container', exceeded, timeoutMs, memoryMb);
+  function budgetResult(slot: Slot, job: Job, exceeded: 'time' | 'memory'): unknown {
+    return job.overBudget(CHECK_NAMES[slot.stage] ?? 'container', exceeded);
   }
 
   /** Takes a process out of service and kills it; SIGKILL cannot be delayed by a busy heap. */
@@ -173,14 +260,23 @@ export function createValidationPool(options: ValidationPoolOptions = {}): Valid
     dispatch();
   }
 
+  /** An idle process, or a new one while the lane may still have more. */
+  function freeSlot(lane: PoolLane): Slot | undefined {
+    if (lane === 'background' && [...slots].filter((s) => s.job?.lane === 'background').length >= maxProcesses) {
+      return undefined;
+    }
+    return [...slots].find((s) => !s.job) ?? (slots.size < maxTotal ? spawn() : undefined);
+  }
+
   function dispatch(): void {
-    while (!destroyed && queue.length > 0) {
-      let slot = [...slots].find((s) => !s.job);
-      if (!slot) {
-        if (slots.size >= maxProcesses) return;
-        slot = spawn();
-      }
-      const job = queue.shift()!;
+    while (!destroyed) {
+      const lane: PoolLane | undefined =
+        lanes.interactive.size > 0 ? 'interactive' : lanes.background.size > 0 ? 'background' : undefined;
+      if (!lane) return;
+      // An interactive file that finds no process means none is free or startable for any file.
+      const slot = freeSlot(lane);
+      if (!slot) return;
+      const job = lanes[lane].shift()!;
       clearTimeout(slot.idle);
       slot.job = job;
       slot.stage = -1;
@@ -190,16 +286,58 @@ export function createValidationPool(options: ValidationPoolOptions = {}): Valid
     }
   }
 
-  function validate(input: Buffer | string, validateOptions: ValidateOptions = {}): Promise<ValidationResult> {
+  function enqueue<T>(job: Omit<Job, 'resolve' | 'reject'>): Promise<T> {
     if (destroyed) return Promise.reject(new Error('the validation pool is destroyed'));
-    return new Promise((resolve, reject) => {
-      queue.push({
-        task: { id: nextId++, input, limits: validateOptions.limits },
-        options: validateOptions,
-        resolve,
-        reject,
-      });
+    return new Promise<T>((resolve, reject) => {
+      lanes[job.lane].push(job.tenant, { ...job, resolve: resolve as (result: unknown) => void, reject });
       dispatch();
+    });
+  }
+
+  function validate(input: Buffer | string, validateOptions: PoolValidateOptions = {}): Promise<ValidationResult> {
+    const { onData } = validateOptions;
+    return enqueue<ValidationResult>({
+      task: { id: nextId++, input, limits: validateOptions.limits, keepData: onData !== undefined },
+      lane: validateOptions.lane ?? 'background',
+      tenant: validateOptions.tenant ?? '',
+      answer: async (message) => {
+        if (!('outcome' in message)) throw new Error('the validation worker answered another task');
+        const outcome: CoreOutcome = message.outcome;
+        const result = await finishValidation(outcome, validateOptions.keyLookup);
+        if (result.valid && message.data && onData) {
+          onData(Buffer.from(message.data.buffer, message.data.byteOffset, message.data.byteLength));
+        }
+        return result;
+      },
+      overBudget: (stage, exceeded) => overBudget(stage, exceeded, timeoutMs, memoryMb),
+    });
+  }
+
+  function verify(input: Buffer | string, verifyOptions: PoolVerifyOptions = {}): Promise<PoolVerifyResult> {
+    return enqueue<PoolVerifyResult>({
+      task: { id: nextId++, kind: 'verify', input, limits: verifyOptions.limits },
+      // Someone waits for a verification (POST /verify/:id).
+      lane: verifyOptions.lane ?? 'interactive',
+      tenant: verifyOptions.tenant ?? '',
+      answer: async (message) => {
+        if (!('integrity' in message)) throw new Error('the validation worker answered another task');
+        return { result: await applyTrust(message.integrity, verifyOptions.keyLookup), pid: message.pid };
+      },
+      // An archive that cannot be read within the budget cannot be shown to be intact (F9).
+      overBudget: (_stage, exceeded) => ({
+        result: {
+          valid: false,
+          algorithm: null,
+          key_id: null,
+          signed_at: null,
+          trusted: false,
+          reason:
+            exceeded === 'time'
+              ? `verification did not finish within the time budget of ${timeoutMs} ms`
+              : `verification exceeded the memory budget of ${memoryMb} MB`,
+        },
+        pid: 0,
+      }),
     });
   }
 
@@ -207,7 +345,7 @@ export function createValidationPool(options: ValidationPoolOptions = {}): Valid
   async function destroy(): Promise<void> {
     destroyed = true;
     const error = new Error('the validation pool is destroyed');
-    for (const job of queue.splice(0)) job.reject(error);
+    for (const job of [...lanes.interactive.drain(), ...lanes.background.drain()]) job.reject(error);
     const exits: Promise<void>[] = [];
     for (const slot of [...slots]) {
       settle(slot, (job) => job.reject(error));
@@ -219,7 +357,7 @@ export function createValidationPool(options: ValidationPoolOptions = {}): Valid
     await Promise.all(exits);
   }
 
-  return { validate, destroy };
+  return { validate, verify, destroy };
 }
 
 function lastLine(slot: Slot): string {

@@ -1,32 +1,70 @@
-import type { Limits } from '../limits.js';
+import { SdfError } from '../errors.js';
+import { resolveLimits, type Limits } from '../limits.js';
+import { parseMeta } from '../rules/meta.js';
+import { checkIntegrity, type IntegrityOutcome } from '../signature/verify.js';
 import { validateCore, CHECK_NAMES, type CoreOutcome } from '../validate.js';
+import { openArchive } from '../zip/archive.js';
 
+/**
+ * Pool to worker. `validate` (the default) runs the checks of F10; with `keepData` a valid file's
+ * data.json bytes come back too. `verify` runs the integrity half of F9 alone (POST /verify/:id).
+ */
 export interface WorkerTask {
   id: number;
+  kind?: 'validate' | 'verify';
   input: Uint8Array | string;
   limits?: Partial<Limits>;
+  keepData?: boolean;
 }
 
-/** Worker to pool: the check now running (the first one also starts the time budget), then the outcome. */
+/**
+ * Worker to pool: the check now running (the first one also starts the time budget), then the outcome.
+ * Answers carry the worker's pid, so a caller can tell which process did the work.
+ */
 export type WorkerMessage =
-  { id: number; stage: number } | { id: number; outcome: CoreOutcome } | { id: number; error: string };
+  | { id: number; stage: number }
+  | { id: number; outcome: CoreOutcome; data?: Uint8Array; pid: number }
+  | { id: number; integrity: IntegrityOutcome; pid: number }
+  | { id: number; error: string };
 
 const send = (message: WorkerMessage): void => {
   process.send!(message);
 };
 
+function toInput(input: Uint8Array | string): Buffer | string {
+  return typeof input === 'string' ? input : Buffer.from(input.buffer, input.byteOffset, input.byteLength);
+}
+
+/** F9 integrity on the whole archive; an unreadable or unsigned file is an answer, not an error. */
+async function verify(task: WorkerTask): Promise<IntegrityOutcome> {
+  send({ id: task.id, stage: CHECK_NAMES.indexOf('signature') });
+  try {
+    const limits = resolveLimits(task.limits);
+    const opened = await openArchive(toInput(task.input), limits);
+    const meta = parseMeta(opened.files.get('meta.json'), limits);
+    return checkIntegrity(
+      opened.files,
+      opened.entries.map((e) => e.name),
+      meta,
+    );
+  } catch (error) {
+    if (!(error instanceof SdfError)) throw error;
+    const result = { valid: false, algorithm: null, key_id: null, signed_at: null, trusted: false };
+    return { result: { ...result, reason: error.message } };
+  }
+}
+
 /** Runs in a pool process: the untrusted bytes never touch the service's heap or event loop. */
 async function run(task: WorkerTask): Promise<WorkerMessage> {
-  const input =
-    typeof task.input === 'string'
-      ? task.input
-      : Buffer.from(task.input.buffer, task.input.byteOffset, task.input.byteLength);
   try {
-    const outcome = await validateCore(input, {
+    if (task.kind === 'verify') return { id: task.id, integrity: await verify(task), pid: process.pid };
+    const outcome = await validateCore(toInput(task.input), {
       limits: task.limits,
+      keepData: task.keepData,
       onStage: (name) => send({ id: task.id, stage: CHECK_NAMES.indexOf(name) }),
     });
-    return { id: task.id, outcome };
+    const { data, ...rest } = outcome;
+    return { id: task.id, outcome: rest, pid: process.pid, ...(data ? { data } : {}) };
   } catch (error) {
     return { id: task.id, error: error instanceof Error ? error.message : String(error) };
   }

@@ -1,4 +1,7 @@
 import { SdfError, type SdfErrorDetail } from '../errors.js';
+import { DEFAULT_LIMITS, type Limits } from '../limits.js';
+import { checkJsonShape } from './json-shape.js';
+import { findUnsafeText } from './text.js';
 import { isRfc3339DateTime } from './time.js';
 import { SDF_VERSION_PATTERN } from './version.js';
 
@@ -20,21 +23,38 @@ export const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-
 
 const OPTIONAL_STRINGS = ['document_type', 'schema_id', 'locale', 'issuer_id', 'recipient'] as const;
 
-/** Parses meta.json bytes; any failure is SDF_ERROR_INVALID_META (SDF_FORMAT 12.1) naming the field. */
-export function parseMeta(bytes: Buffer | undefined): NormalizedMeta {
+const invalidMeta = (message: string, path = ''): SdfError =>
+  new SdfError('SDF_ERROR_INVALID_META', message, 'meta.json', [{ path, message }]);
+
+/**
+ * Parses meta.json bytes; any failure is SDF_ERROR_INVALID_META (SDF_FORMAT 12.1) naming the field.
+ * Its size and nesting are bounded before JSON.parse, and every string is checked for text the
+ * database and JSON output cannot carry, since the record keeps the whole normalized copy (F4).
+ */
+export function parseMeta(
+  bytes: Buffer | undefined,
+  limits: Pick<Limits, 'maxMetaBytes' | 'maxJsonDepth' | 'maxJsonValues'> = DEFAULT_LIMITS,
+): NormalizedMeta {
   if (bytes === undefined) {
     throw new SdfError('SDF_ERROR_INVALID_META', 'meta.json is missing', 'meta.json', [
       { path: '', message: 'the archive has no meta.json' },
     ]);
   }
+  if (bytes.length > limits.maxMetaBytes) throw metaTooLarge(limits.maxMetaBytes);
+  checkJsonShape(bytes, 'meta.json', limits, 'SDF_ERROR_INVALID_META');
   let raw: unknown;
   try {
     raw = JSON.parse(bytes.toString('utf8'));
   } catch (error) {
-    const message = `meta.json is not valid JSON: ${(error as Error).message}`;
-    throw new SdfError('SDF_ERROR_INVALID_META', message, 'meta.json', [{ path: '', message }]);
+    throw invalidMeta(`meta.json is not valid JSON: ${(error as Error).message}`);
   }
+  const unsafe = findUnsafeText(raw);
+  if (unsafe) throw invalidMeta(`meta.json: the string at ${unsafe.path || '/'} ${unsafe.reason}`, unsafe.path);
   return normalizeMeta(raw);
+}
+
+export function metaTooLarge(maxBytes: number): SdfError {
+  return invalidMeta(`meta.json inflates to more than ${maxBytes} bytes, the limit for meta.json`);
 }
 
 export function normalizeMeta(raw: unknown): NormalizedMeta {

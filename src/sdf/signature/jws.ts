@@ -1,10 +1,5 @@
-import {
-  createPrivateKey,
-  sign as cryptoSign,
-  verify as cryptoVerify,
-  type JsonWebKey,
-  type KeyObject,
-} from 'node:crypto';
+import { createPrivateKey, type JsonWebKey, type KeyObject } from 'node:crypto';
+import { FlattenedSign, flattenedVerify, type JWSHeaderParameters } from 'jose';
 import { canonicalJson } from '../schema/canonical.js';
 import {
   JWS_ALG,
@@ -30,31 +25,38 @@ export interface JwsHeader {
   jwk: JsonWebKey;
 }
 
-const b64 = (value: string | Buffer): string => Buffer.from(value).toString('base64url');
-
-function signOptions(alg: JwsAlgorithm, key: KeyObject): KeyObject | { key: KeyObject; dsaEncoding: 'ieee-p1363' } {
-  // F9: ES256 signatures are raw r||s (IEEE P1363), as JWS requires, not DER.
-  return alg === 'ES256' ? { key, dsaEncoding: 'ieee-p1363' } : key;
-}
-
-export function signManifest(manifest: SignatureManifest, privateKeyPem: string, publicJwk: JsonWebKey): FlattenedJws {
+/**
+ * F9: signed with `jose` (RFC 7515; ES256 signatures raw r||s as JWS requires). The bytes stay those of
+ * the published format: jose serialises the protected header with JSON.stringify in the object's key
+ * order, so the header object is rebuilt from its canonical JSON (RFC 8785, keys sorted at every
+ * level) and serialises to exactly those bytes; the payload is the canonical manifest's bytes.
+ */
+export async function signManifest(
+  manifest: SignatureManifest,
+  privateKeyPem: string,
+  publicJwk: JsonWebKey,
+): Promise<FlattenedJws> {
   const privateKey = createPrivateKey(privateKeyPem);
   const algorithm = algorithmOfKey(privateKey);
   if (algorithm !== manifest.algorithm)
     throw new TypeError(`the private key is ${algorithm}, not ${manifest.algorithm}`);
   const alg = JWS_ALG[algorithm];
-  const header: JwsHeader = { alg, typ: SIGNATURE_TYPE, kid: manifest.key_id, jwk: publicJwk };
-  const protectedPart = b64(canonicalJson(header));
-  const payload = b64(canonicalJson(manifest));
-  const signature = cryptoSign('sha256', Buffer.from(`${protectedPart}.${payload}`), signOptions(alg, privateKey));
-  return { protected: protectedPart, payload, signature: b64(signature) };
+  const canonicalHeader = canonicalJson({ alg, typ: SIGNATURE_TYPE, kid: manifest.key_id, jwk: publicJwk });
+  const header = JSON.parse(canonicalHeader) as JWSHeaderParameters;
+  if (JSON.stringify(header) !== canonicalHeader)
+    throw new TypeError('the protected header has no stable serialisation');
+  const signed = await new FlattenedSign(Buffer.from(canonicalJson(manifest), 'utf8'))
+    .setProtectedHeader(header)
+    .sign(privateKey);
+  return { protected: signed.protected!, payload: signed.payload, signature: signed.signature };
 }
 
-export function verifyJws(jws: FlattenedJws, alg: JwsAlgorithm, key: KeyObject): boolean {
+/** F9: verified with `jose`, the algorithm pinned to the one the header names and the key's own type. */
+export async function verifyJws(jws: FlattenedJws, alg: JwsAlgorithm, key: KeyObject): Promise<boolean> {
   try {
     if (SIGNATURE_ALGORITHM[alg] !== algorithmOfKey(key)) return false;
-    const input = Buffer.from(`${jws.protected}.${jws.payload}`);
-    return cryptoVerify('sha256', input, signOptions(alg, key), Buffer.from(jws.signature, 'base64url'));
+    await flattenedVerify(jws, key, { algorithms: [alg] });
+    return true;
   } catch {
     return false;
   }

@@ -74,7 +74,11 @@ export function jwkToPublicKey(jwk: JsonWebKey): KeyObject {
   return key;
 }
 
-/** RFC 7638 thumbprint, base64url: a stable default key id. */
+/**
+ * RFC 7638 thumbprint, base64url: a stable default key id. Kept synchronous (jose's is async only, and
+ * key generation is synchronous in every caller: the CLI, the signing-key transaction); the unit spec
+ * checks it against jose's calculateJwkThumbprint for EC and RSA keys.
+ */
 export function jwkThumbprint(key: KeyObject): string {
   const jwk = key.export({ format: 'jwk' });
   const members =

@@ -45,7 +45,7 @@ export async function signArchive(archive: Buffer, options: SignOptions): Promis
     signed_at: signedAt,
     entries: manifestEntries(names, (name) => opened.files.get(name) ?? Buffer.alloc(0)),
   };
-  const jws = signManifest(manifest, options.privateKeyPem, publicKeyToJwk(publicKey, keyId));
+  const jws = await signManifest(manifest, options.privateKeyPem, publicKeyToJwk(publicKey, keyId));
   const content = Buffer.from(JSON.stringify(jws), 'utf8');
   const when = new Date(signedAt);
   return replaceEntryVerbatim(

@@ -3,7 +3,7 @@ import { openArchive } from '../zip/archive.js';
 import { buildZip } from '../testing/zip-builder.js';
 import { buildSdf } from '../testing/build-sdf.js';
 import { validate } from '../validate.js';
-import { generateKeyPair, jwkToPublicKey, publicKeyToJwk, type SignatureAlgorithm } from './keys.js';
+import { generateKeyPair, jwkThumbprint, jwkToPublicKey, publicKeyToJwk, type SignatureAlgorithm } from './keys.js';
 import { signArchive } from './sign.js';
 import { verifyArchive } from './verify.js';
 
@@ -113,5 +113,16 @@ describe('signatures (F9)', () => {
     expect(key.export({ type: 'spki', format: 'pem' })).toBe(ec.publicKeyPem);
     expect(publicKeyToJwk(rsa.publicKeyPem, 'k1')).toMatchObject({ kty: 'RSA', alg: 'RS256', kid: 'k1', use: 'sig' });
     expect(ec.publicJwk).toMatchObject({ kty: 'EC', crv: 'P-256', alg: 'ES256', kid: ec.keyId });
+  });
+});
+
+describe('JWK thumbprints (RFC 7638)', () => {
+  it("equal jose's for EC and RSA keys", async () => {
+    const { calculateJwkThumbprint } = await import('jose');
+    const { createPublicKey } = await import('node:crypto');
+    for (const pair of [ec, rsa, other]) {
+      const key = createPublicKey(pair.publicKeyPem);
+      expect(jwkThumbprint(key)).toBe(await calculateJwkThumbprint(key.export({ format: 'jwk' }) as never, 'sha256'));
+    }
   });
 });

@@ -45,18 +45,18 @@ const failed = (reason: string, partial: Partial<VerifyResult> = {}): VerifyResu
  * F9, integrity half: the entry set equals the manifest's, every digest matches, the manifest names
  * this document, and the JWS verifies with its embedded key. Trust (the tenant's keys) comes after.
  */
-export function checkIntegrity(
+export async function checkIntegrity(
   files: Map<string, Buffer>,
   entryNames: string[],
   meta: { document_id: string; sdf_version: string },
-): IntegrityOutcome {
+): Promise<IntegrityOutcome> {
   const sig = files.get(SIGNATURE_ENTRY);
   if (!sig) return { result: failed('the archive is not signed') };
   const parsed = parseJws(sig);
   if (typeof parsed === 'string') return { result: failed(parsed) };
   const { manifest, header } = parsed;
   const known = { algorithm: parsed.algorithm, key_id: header.kid, signed_at: manifest.signed_at ?? null };
-  if (!verifyJws(parsed.jws, header.alg, parsed.embeddedKey)) {
+  if (!(await verifyJws(parsed.jws, header.alg, parsed.embeddedKey))) {
     return { result: failed('the signature does not verify with the key it names', known) };
   }
   if (manifest.document_id !== meta.document_id || manifest.sdf_version !== meta.sdf_version) {
@@ -97,7 +97,7 @@ export async function applyTrust(outcome: IntegrityOutcome, keyLookup?: KeyLooku
   } catch {
     return { ...result, valid: false, reason: `the trusted key registered as ${trust.kid} is not usable` };
   }
-  if (!verifyJws(trust.jws, trust.alg, key)) {
+  if (!(await verifyJws(trust.jws, trust.alg, key))) {
     return { ...result, valid: false, reason: `the signature does not verify with the trusted key ${trust.kid}` };
   }
   return { ...result, trusted: true };
@@ -110,7 +110,7 @@ export async function verifyArchive(
 ): Promise<VerifyResult> {
   const opened = await openArchive(archive, options.limits);
   const meta = parseMeta(opened.files.get('meta.json'));
-  const outcome = checkIntegrity(
+  const outcome = await checkIntegrity(
     opened.files,
     opened.entries.map((e) => e.name),
     meta,

@@ -49,11 +49,12 @@ async function readEntryData(
 
 /**
  * S2: the partial read. Opens the central directory and inflates only the named entries, each under
- * the per-entry limit. Missing entries come back undefined.
+ * the per-entry limit or its own smaller `maxBytes` (then `overLimit` names the error). Missing entries
+ * come back undefined.
  */
 export async function readEntries(
   input: Buffer | string,
-  names: { name: string }[],
+  names: { name: string; maxBytes?: number; overLimit?: () => SdfError }[],
   limits?: Partial<Limits>,
 ): Promise<Map<string, Buffer | undefined>> {
   const resolved = resolveLimits(limits);
@@ -61,13 +62,25 @@ export async function readEntries(
   try {
     const directory = await readCentralDirectory(source, resolved);
     const out = new Map<string, Buffer | undefined>();
-    for (const { name } of names) {
+    for (const { name, maxBytes, overLimit } of names) {
       const entry = directory.entries.find((e) => e.name === name);
       if (!entry) {
         out.set(name, undefined);
         continue;
       }
-      out.set(name, await readEntryData(source, directory, entry, resolved, 0));
+      if (maxBytes === undefined || maxBytes >= resolved.maxEntryBytes) {
+        out.set(name, await readEntryData(source, directory, entry, resolved, 0));
+        continue;
+      }
+      // An entry with a cap of its own: inflation stops once the cap is crossed, whatever the header says.
+      const start = await locateEntryData(source, entry, directory.centralOffset);
+      const compressed = await source.read(start, entry.compressedSize);
+      try {
+        out.set(name, inflateEntry(entry, compressed, maxBytes, `limit of ${maxBytes} bytes for ${name}`));
+      } catch (error) {
+        if (overLimit && error instanceof SdfError && error.code === 'SDF_ERROR_ARCHIVE_TOO_LARGE') throw overLimit();
+        throw error;
+      }
     }
     return out;
   } finally {

@@ -18,8 +18,9 @@ export class Webhook {
   @Column({ type: 'text' })
   secret_enc: string;
 
-  @Column({ type: 'text' })
-  secret_hash: string;
+  /** S7: `v<master key id>.<hex HMAC>` (see SECRET_HASH_PURPOSE); null only until the service recomputes it at start. */
+  @Column({ type: 'text', nullable: true })
+  secret_hash: string | null;
 
   @Column({ type: 'text', array: true })
   events: EventName[];

@@ -6,6 +6,7 @@ import type { DataSource } from 'typeorm';
 import { AuditService } from '../../audit/audit.service.js';
 import { AppConfig } from '../../config/app-config.js';
 import { QueueName } from '../../queue/queues.js';
+import { TenantSlots, type SlotPolicy } from '../../queue/tenant-slots.js';
 import { deliver } from '../delivery-client.js';
 import { TargetRefusedError, WebhookResolver } from '../ssrf.js';
 import { WebhooksService } from '../webhooks.service.js';
@@ -32,6 +33,7 @@ export class WebhookDeliveryProcessor extends WorkerHost implements OnApplicatio
     private readonly audit: AuditService,
     private readonly config: AppConfig,
     @InjectDataSource() private readonly ds: DataSource,
+    private readonly slots: TenantSlots,
   ) {
     super();
   }
@@ -41,7 +43,23 @@ export class WebhookDeliveryProcessor extends WorkerHost implements OnApplicatio
     this.worker.concurrency = this.config.env.WEBHOOK_CONCURRENCY;
   }
 
-  async process(job: Job<WebhookDeliveryJobData>): Promise<DeliveryResult> {
+  /**
+   * One tenant's slow or failing receivers hold at most its share of the delivery slots (TenantSlots),
+   * so other tenants' deliveries do not wait behind them.
+   */
+  async process(job: Job<WebhookDeliveryJobData>, token?: string): Promise<DeliveryResult> {
+    const env = this.config.env;
+    const policy: SlotPolicy = {
+      perTenant: env.WEBHOOK_TENANT_CONCURRENCY ?? Math.max(1, Math.ceil(env.WEBHOOK_CONCURRENCY / 2)),
+      leaseMs: env.WEBHOOK_TIMEOUT_MS + env.WORKER_LOCK_DURATION_MS,
+      retryDelayMs: 250,
+    };
+    return this.slots.run(QueueName.WebhookDelivery, job.data.tenant_id, job, token, policy, () =>
+      this.deliverOne(job),
+    );
+  }
+
+  private async deliverOne(job: Job<WebhookDeliveryJobData>): Promise<DeliveryResult> {
     const data = job.data;
     const webhook = await this.webhooks.findForDelivery(data.tenant_id, data.webhook_id);
     // Deleted or paused since dispatch: nothing to deliver, and nothing failed.

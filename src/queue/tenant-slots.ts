@@ -1,0 +1,80 @@
+import { Injectable } from '@nestjs/common';
+import { DelayedError, type Job } from 'bullmq';
+import { RedisService } from '../redis/redis.module.js';
+
+// A sorted set per queue and tenant: member = job id, score = when its lease ends (Redis clock). Leases
+// that a dead worker never released expire by themselves, so a crash cannot leak a slot for good.
+const ACQUIRE = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local lease = tonumber(ARGV[3])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if not redis.call('ZSCORE', KEYS[1], ARGV[1]) and redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then
+  return 0
+end
+redis.call('ZADD', KEYS[1], now + lease, ARGV[1])
+redis.call('PEXPIRE', KEYS[1], lease)
+return 1
+`;
+
+export interface SlotPolicy {
+  /** Jobs of one tenant running at once in this queue, across every worker process. */
+  perTenant: number;
+  /** A slot not released within this time is free again (a worker that died holding it). */
+  leaseMs: number;
+  /** How long a job that found its tenant's slots taken waits before it is tried again. */
+  retryDelayMs: number;
+}
+
+/**
+ * Fairness between tenants on a shared queue: a tenant may hold at most `perTenant` of the running
+ * jobs. A job over its tenant's share goes back to the delayed set for a moment (not counted as an
+ * attempt), so the workers reach the jobs of other tenants queued behind it instead of filling every
+ * slot with one tenant's backlog. BullMQ's own groups do this in its paid edition only.
+ */
+@Injectable()
+export class TenantSlots {
+  constructor(private readonly redis: RedisService) {}
+
+  /**
+   * Runs `work` in a slot of the job's tenant, or moves the job to the delayed set and throws BullMQ's
+   * DelayedError (the worker then leaves the job alone) when the tenant's slots are all taken.
+   */
+  async run<T>(
+    queue: string,
+    tenantId: string,
+    job: Job,
+    token: string | undefined,
+    policy: SlotPolicy,
+    work: () => Promise<T>,
+  ): Promise<T> {
+    const key = this.redis.key('slots', queue, tenantId);
+    const member = job.id ?? '';
+    const acquired = await this.redis.client.eval(
+      ACQUIRE,
+      1,
+      key,
+      member,
+      String(policy.perTenant),
+      String(policy.leaseMs),
+    );
+    if (acquired !== 1) {
+      // Jitter keeps a backlog of one tenant from coming back as one block.
+      const delay = policy.retryDelayMs + Math.floor(Math.random() * policy.retryDelayMs);
+      await job.moveToDelayed(Date.now() + delay, token);
+      throw new DelayedError();
+    }
+    try {
+      return await work();
+    } finally {
+      await this.redis.client.zrem(key, member);
+    }
+  }
+
+  /** How many slots of the tenant are held now (for tests and diagnostics). */
+  async held(queue: string, tenantId: string): Promise<number> {
+    const key = this.redis.key('slots', queue, tenantId);
+    await this.redis.client.zremrangebyscore(key, '-inf', Date.now());
+    return this.redis.client.zcard(key);
+  }
+}
