@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { AuditLogEntry } from './entities/audit-log.entity.js';
 
 export interface AuditRecord {
   tenantId: string | null;
@@ -13,19 +12,22 @@ export interface AuditRecord {
 
 /**
  * S11: audit entries are written through the caller's EntityManager so they commit or roll back
- * together with the change they record.
+ * together with the change they record. One INSERT, nothing read back: it is on every state change's
+ * path (an entity `save` would first SELECT the row it is about to create).
  */
 @Injectable()
 export class AuditService {
   async record(manager: EntityManager, entry: AuditRecord): Promise<void> {
-    const row = manager.create(AuditLogEntry, {
-      tenant_id: entry.tenantId,
-      action: entry.action,
-      actor: entry.actor,
-      resource_id: entry.resourceId ?? null,
-      ip_address: entry.ipAddress ?? null,
-      metadata: entry.metadata ?? {},
-    });
-    await manager.save(row);
+    await manager.query(
+      `INSERT INTO audit_log (tenant_id, action, resource_id, actor, ip_address, metadata) VALUES ($1, $2, $3, $4, $5, $6)`,
+      [
+        entry.tenantId,
+        entry.action,
+        entry.resourceId ?? null,
+        entry.actor,
+        entry.ipAddress ?? null,
+        JSON.stringify(entry.metadata ?? {}),
+      ],
+    );
   }
 }

@@ -1,0 +1,199 @@
+/**
+ * GET /v1/audit at 10k and at 1M entries in a tenant, in one run: two organizations in one database,
+ * one with 10,000 entries and one with 1,000,000 (made by SQL: 20 actions, 10 actors, 30 s apart, in
+ * time order as an append-only log lies), then p50/p99 of the first page (50 entries) with no filter,
+ * filtered by action and filtered by a one-day range. Requests alternate between the two organizations,
+ * so load from anything else on the machine falls on both sizes alike. Each figure is taken twice: the
+ * whole HTTP request (a signed-in owner's access token, managed mode, this process) and the service's
+ * query alone (AuditQueryService.page, the same page).
+ *
+ *   npm run bench:audit        (BENCH_AUDIT_REQUESTS requests per figure and size, default 300)
+ *
+ * Needs the local PostgreSQL and Redis (DATABASE_URL / REDIS_URL); makes and drops its own database.
+ */
+import 'reflect-metadata';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { AuditQueryService } from '../src/audit/audit-query.service.js';
+import { createApp, prepareDatabase } from '../src/bootstrap.js';
+import { JsonLogger } from '../src/common/logger.js';
+import { AppConfig } from '../src/config/app-config.js';
+
+const REQUESTS = Number(process.env.BENCH_AUDIT_REQUESTS ?? 300);
+const SIZES = [10_000, 1_000_000];
+const PASSWORD = 'bench passphrase for the audit log';
+
+interface Figure {
+  p50: number;
+  p99: number;
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+const fmt = (n: number) => n.toFixed(2).padStart(8);
+
+async function post(url: string, body: unknown): Promise<Record<string, unknown>> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  if (!res.ok) throw new Error(`${url}: ${res.status} ${await res.text()}`);
+  return (await res.json()) as Record<string, unknown>;
+}
+
+/**
+ * Adds `count` entries to the tenant, entry i written i * 30 s before `start`, in batches that lie in
+ * the heap in time order (random timestamps would scatter a page's rows over the whole table, which an
+ * append-only log never does).
+ */
+async function addRows(db: pg.Client, tenantId: string, start: Date, count: number): Promise<void> {
+  const batch = 100_000;
+  for (let first = 0; first < count; first += batch) {
+    const last = Math.min(count, first + batch) - 1;
+    await db.query(
+      `INSERT INTO audit_log (tenant_id, action, actor, resource_id, ip_address, metadata, created_at)
+       SELECT $1, 'bench.action' || (i % 20), 'user:bench-' || (i % 10), 'res-' || i, '127.0.0.1',
+              jsonb_build_object('n', i), $4::timestamptz - i * interval '30 seconds'
+         FROM generate_series($2::int, $3::int) AS i`,
+      [tenantId, first, last, start],
+    );
+  }
+}
+
+/** `REQUESTS` measured calls of each function, alternating; 20 unmeasured rounds first (pools, caches). */
+async function alternate(calls: (() => Promise<void>)[]): Promise<Figure[]> {
+  const latencies: number[][] = calls.map(() => []);
+  for (let i = 0; i < REQUESTS + 20; i++) {
+    for (const [k, call] of calls.entries()) {
+      const t0 = performance.now();
+      await call();
+      if (i >= 20) latencies[k]!.push(performance.now() - t0);
+    }
+  }
+  return latencies.map((l) => {
+    l.sort((a, b) => a - b);
+    return { p50: percentile(l, 50), p99: percentile(l, 99) };
+  });
+}
+
+async function httpPage(url: string, token: string, query: string): Promise<void> {
+  const res = await fetch(`${url}/v1/audit${query}`, { headers: { authorization: `Bearer ${token}` } });
+  const body = (await res.json()) as { entries?: unknown[] };
+  if (res.status !== 200 || body.entries?.length !== 50) {
+    throw new Error(`${query}: ${res.status} ${JSON.stringify(body).slice(0, 300)}`);
+  }
+}
+
+async function main(): Promise<void> {
+  const dbName = `sdf_bench_${randomBytes(4).toString('hex')}`;
+  const base = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
+  base.pathname = `/${dbName}`;
+  const storage = mkdtempSync(join(tmpdir(), 'sdf-bench-storage-'));
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DEPLOYMENT_MODE: 'managed',
+    DATABASE_URL: base.toString(),
+    REDIS_PREFIX: `sdfbench_${randomBytes(4).toString('hex')}`,
+    STORAGE_LOCAL_DIR: storage,
+    JWT_SECRET: randomBytes(32).toString('hex'),
+    ADMIN_JWT_SECRET: randomBytes(32).toString('hex'),
+    MASTER_KEY: randomBytes(32).toString('base64'),
+    RATE_LIMIT_DEFAULT_RPM: '1000000',
+    LOG_LEVEL: 'silent',
+  };
+  const config = AppConfig.fromEnv(env);
+  const logger = new JsonLogger('silent');
+  await prepareDatabase(config, logger);
+  const db = new pg.Client({ connectionString: base.toString() });
+  await db.connect();
+  const app = await createApp(config, logger);
+  try {
+    await app.listen(0, '127.0.0.1');
+    const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+    const start = new Date(Date.now() - 86_400_000);
+    const orgs: { tenantId: string; email: string; token: string }[] = [];
+    for (const size of SIZES) {
+      const email = `bench-${size}-${randomBytes(4).toString('hex')}@example.test`;
+      const registered = await post(`${url}/v1/auth/register`, {
+        email,
+        password: PASSWORD,
+        organization: `Bench ${size}`,
+        slug: `bench-${size}-${randomBytes(4).toString('hex')}`,
+      });
+      const tenantId = (registered.organization as { id: string }).id;
+      const t0 = performance.now();
+      await addRows(db, tenantId, start, size);
+      console.log(`${size} entries made in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+      orgs.push({ tenantId, email, token: '' });
+    }
+    await db.query('VACUUM ANALYZE audit_log');
+    // Access tokens live 15 minutes: log in once the rows are made.
+    for (const org of orgs) {
+      org.token = (await post(`${url}/v1/auth/login`, { email: org.email, password: PASSWORD })).access_token as string;
+    }
+    // One day inside the newest 10k entries: the same window, and as many rows, at both sizes.
+    const from = new Date(start.getTime() - 2 * 86_400_000).toISOString();
+    const to = new Date(start.getTime() - 86_400_000).toISOString();
+    const service = app.get(AuditQueryService, { strict: false });
+    const figures: { size: number; name: string; http: Figure; query: Figure }[] = [];
+    for (const [name, query, dto] of [
+      ['no filter', '', {}],
+      ['by action', '?action=bench.action7', { action: 'bench.action7' }],
+      ['by time range (1 day)', `?from=${from}&to=${to}`, { from, to }],
+    ] as const) {
+      const http = await alternate(orgs.map((o) => () => httpPage(url, o.token, query)));
+      const direct = await alternate(
+        orgs.map((o) => async () => {
+          if ((await service.page(o.tenantId, dto)).entries.length !== 50) throw new Error(`${name}: short page`);
+        }),
+      );
+      SIZES.forEach((size, k) => figures.push({ size, name, http: http[k]!, query: direct[k]! }));
+    }
+
+    console.log(`\nGET /v1/audit, first page (50 entries), ${REQUESTS} requests per figure and size, ms`);
+    console.log('(HTTP: the whole request; query: AuditQueryService.page alone, the same page)');
+    console.log('figure                         rows HTTP p50 HTTP p99  query p50 query p99');
+    for (const f of figures) {
+      console.log(
+        `${f.name.padEnd(26)} ${String(f.size).padStart(8)} ${fmt(f.http.p50)} ${fmt(f.http.p99)}  ` +
+          `${fmt(f.query.p50)}  ${fmt(f.query.p99)}`,
+      );
+    }
+    console.log('\nratio 1M / 10k:');
+    const r = (a: number, b: number) => `${(a / b).toFixed(2)}x`;
+    for (const name of new Set(figures.map((f) => f.name))) {
+      const [small, large] = SIZES.map((s) => figures.find((f) => f.size === s && f.name === name)!);
+      console.log(
+        `${name.padEnd(26)} HTTP p50 ${r(large!.http.p50, small!.http.p50)}  p99 ${r(large!.http.p99, small!.http.p99)}   ` +
+          `query p50 ${r(large!.query.p50, small!.query.p50)}  p99 ${r(large!.query.p99, small!.query.p99)}`,
+      );
+    }
+    console.log(
+      `load average (1, 5, 15 min) at the end: ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(', ')}`,
+    );
+  } finally {
+    await app.close();
+    await db.end();
+    const admin = new pg.Client({ connectionString: new URL('/postgres', base).toString() });
+    await admin.connect();
+    await admin.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
+    await admin.end();
+    rmSync(storage, { recursive: true, force: true });
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

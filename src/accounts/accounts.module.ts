@@ -1,0 +1,36 @@
+import { Module } from '@nestjs/common';
+import { AdminModule } from '../admin/admin.module.js';
+import { AuditQueryController } from '../audit/audit-query.controller.js';
+import { AuditQueryService } from '../audit/audit-query.service.js';
+import { AuthModule } from '../auth/auth.module.js';
+import { AccountController, PortalApiKeysController } from './account.controller.js';
+import { AccountService } from './account.service.js';
+import { AccountsRepository } from './accounts.repository.js';
+import { AuthFlowsService } from './auth-flows.service.js';
+import { AuthController } from './auth.controller.js';
+import { LoginThrottle } from './login-throttle.js';
+import { LoginTickets } from './login-tickets.js';
+import { SessionsService } from './sessions.service.js';
+import { TotpService } from './totp.service.js';
+
+/**
+ * The managed deployment's /v1 accounts (M1, M2). Imported only when DEPLOYMENT_MODE=managed, so in a
+ * self-hosted deployment every /v1 path is 404 and absent from the OpenAPI document (S16).
+ */
+@Module({
+  imports: [AuthModule, AdminModule],
+  controllers: [AuthController, AccountController, PortalApiKeysController, AuditQueryController],
+  providers: [
+    AuditQueryService,
+    AccountService,
+    AccountsRepository,
+    AuthFlowsService,
+    SessionsService,
+    LoginThrottle,
+    LoginTickets,
+    TotpService,
+  ],
+  // The SAML login opens its session through the same service as a password login.
+  exports: [SessionsService],
+})
+export class AccountsModule {}

@@ -1,0 +1,89 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { IsEmail, IsString, Matches, MaxLength, MinLength } from 'class-validator';
+import { SLUG_PATTERN } from '../../admin/dto/tenant.dto.js';
+
+export class RegisterDto {
+  @ApiProperty({ example: 'owner@acme.example', maxLength: 254 })
+  @IsEmail()
+  @MaxLength(254)
+  email: string;
+
+  @ApiProperty({ minLength: 10, maxLength: 256, description: '10 to 256 characters, not a common password' })
+  @IsString()
+  @MaxLength(1024)
+  password: string;
+
+  @ApiProperty({ example: 'Acme GmbH', description: 'The organization (tenant) name' })
+  @IsString()
+  @MinLength(1)
+  @MaxLength(200)
+  organization: string;
+
+  @ApiProperty({ example: 'acme', pattern: SLUG_PATTERN.source })
+  @IsString()
+  @Matches(SLUG_PATTERN, { message: 'slug must be lowercase letters, digits and inner hyphens (1-63 characters)' })
+  slug: string;
+}
+
+export class RegisteredUserDto {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty() email: string;
+  @ApiProperty({ enum: ['owner', 'admin', 'member'] }) role: 'owner' | 'admin' | 'member';
+}
+
+export class OrganizationRefDto {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty() name: string;
+  @ApiProperty() slug: string;
+}
+
+export class RegisteredDto {
+  @ApiProperty({ type: RegisteredUserDto }) user: RegisteredUserDto;
+  @ApiProperty({ type: OrganizationRefDto }) organization: OrganizationRefDto;
+}
+
+export class LoginDto {
+  @ApiProperty({ example: 'owner@acme.example' })
+  @IsString()
+  @MaxLength(254)
+  email: string;
+
+  @ApiProperty()
+  @IsString()
+  @MaxLength(1024)
+  password: string;
+}
+
+export class TokenPairDto {
+  @ApiProperty({ description: 'HS256 tenant JWT with tenant_id, sub (user id), sid, role, iat, exp' })
+  access_token: string;
+  @ApiProperty({ description: 'Single-use; each refresh returns a new one' }) refresh_token: string;
+  @ApiProperty({ example: 900 }) expires_in: number;
+  @ApiProperty({ enum: ['Bearer'] }) token_type: 'Bearer';
+}
+
+export class TotpRequiredDto {
+  @ApiProperty({ enum: [true] }) totp_required: true;
+  @ApiProperty({ description: 'Single use, valid 5 minutes; send it with the code to /v1/auth/totp/validate' })
+  session_token: string;
+}
+
+export class RefreshDto {
+  @ApiProperty()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(200)
+  refresh_token: string;
+}
+
+export class MailTokenDto {
+  @ApiProperty({ description: 'The token from the link in the mail' })
+  @IsString()
+  @MinLength(1)
+  @MaxLength(200)
+  token: string;
+}
+
+export class EmailVerifiedDto {
+  @ApiProperty({ enum: [true] }) email_verified: true;
+}

@@ -1,0 +1,26 @@
+import type { EmailJobData } from '../email/email-job.js';
+
+/** The mails the accounts module sends; plain text, one link each. */
+export function verificationMail(tenantId: string, to: string, link: string): EmailJobData {
+  return {
+    tenant_id: tenantId,
+    kind: 'email_verification',
+    to,
+    message: {
+      subject: 'Confirm your email address',
+      text: `Confirm your address for the SDF service by opening this link (valid for 24 hours, once):\n\n${link}\n\nIf you did not sign up, ignore this mail.\n`,
+    },
+  };
+}
+
+export function invitationMail(tenantId: string, to: string, organization: string, link: string): EmailJobData {
+  return {
+    tenant_id: tenantId,
+    kind: 'invitation',
+    to,
+    message: {
+      subject: `You are invited to ${organization}`,
+      text: `You have been invited to join ${organization} on the SDF service. Accept by opening this link (valid for 7 days, once) and choosing a password:\n\n${link}\n`,
+    },
+  };
+}

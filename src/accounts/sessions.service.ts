@@ -1,0 +1,133 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
+import { AuditService } from '../audit/audit.service.js';
+import { SessionRevocations } from '../auth/session-revocations.js';
+import { signTenantToken } from '../auth/tokens.js';
+import { AppError } from '../common/errors.js';
+import { AppConfig } from '../config/app-config.js';
+import { Session } from './entities/session.entity.js';
+import { User } from './entities/user.entity.js';
+import { randomToken, sha256Hex } from './secrets.js';
+
+export interface ClientInfo {
+  ip: string | null;
+  userAgent: string | null;
+}
+
+export interface TokenPair {
+  access_token: string;
+  refresh_token: string;
+  expires_in: number;
+  token_type: 'Bearer';
+}
+
+/**
+ * Sessions (SDF-SPEC Session): each holds one refresh token (256-bit random, stored as SHA-256) with an
+ * absolute expiry. A refresh revokes the session and creates its successor with the same expiry; a
+ * revoked token presented again revokes every session of that user. Revocation reaches access tokens
+ * through SessionRevocations, which the authentication step checks on every request.
+ */
+@Injectable()
+export class SessionsService {
+  constructor(
+    @InjectDataSource() private readonly ds: DataSource,
+    @Inject(AppConfig) private readonly config: AppConfig,
+    private readonly revocations: SessionRevocations,
+    private readonly audit: AuditService,
+  ) {}
+
+  /** A new session and its tokens, inside the caller's transaction. */
+  async open(m: EntityManager, user: User, client: ClientInfo, expiresAt?: Date): Promise<TokenPair> {
+    const refresh = randomToken();
+    const session = await m.save(
+      m.create(Session, {
+        tenant_id: user.tenant_id,
+        user_id: user.id,
+        refresh_token_hash: sha256Hex(refresh),
+        expires_at: expiresAt ?? new Date(Date.now() + this.config.env.REFRESH_TOKEN_TTL_DAYS * 86_400_000),
+        revoked_at: null,
+        ip_address: client.ip,
+        user_agent: client.userAgent?.slice(0, 512) ?? null,
+      }),
+    );
+    const ttl = this.config.tenantTokenTtlSeconds;
+    const access = signTenantToken(
+      this.config.secrets.jwtSecret,
+      { tenant_id: user.tenant_id, sub: user.id, sid: session.id, role: user.role },
+      ttl,
+    );
+    return { access_token: access, refresh_token: refresh, expires_in: ttl, token_type: 'Bearer' };
+  }
+
+  /**
+   * Rotation. The conditional UPDATE is the race's referee: of two requests with one token, the
+   * second waits on the row lock, then finds it revoked and takes the reuse path. So exactly one
+   * succeeds, and the reuse revokes the winner's new session too (the token was presented twice).
+   */
+  async refresh(rawToken: string, client: ClientInfo): Promise<TokenPair> {
+    const hash = sha256Hex(rawToken);
+    const outcome = await this.ds.transaction(async (m) => {
+      const rows = (await m.query(
+        `UPDATE sessions SET revoked_at = now()
+          WHERE refresh_token_hash = $1 AND revoked_at IS NULL AND expires_at > now()
+          RETURNING id, user_id, tenant_id, expires_at`,
+        [hash],
+      )) as [{ id: string; user_id: string; tenant_id: string; expires_at: Date }[], number];
+      const rotated = rows[0][0];
+      if (rotated) {
+        const user = await m.findOne(User, { where: { id: rotated.user_id, tenant_id: rotated.tenant_id } });
+        if (!user) return { kind: 'refused' as const };
+        await this.revocations.revoke([rotated.id]);
+        const tokens = await this.open(m, user, client, new Date(rotated.expires_at));
+        await this.audit.record(m, {
+          tenantId: user.tenant_id,
+          action: 'session.refresh',
+          actor: `user:${user.id}`,
+          resourceId: rotated.id,
+          ipAddress: client.ip,
+        });
+        return { kind: 'ok' as const, tokens };
+      }
+      const known = await m.findOne(Session, { where: { refresh_token_hash: hash } });
+      if (!known?.revoked_at) return { kind: 'refused' as const };
+      // Presented after its rotation or revocation: someone else may hold it. End every session.
+      const ended = await this.revokeAllOfUser(m, known.user_id);
+      await this.audit.record(m, {
+        tenantId: known.tenant_id,
+        action: 'session.refresh_reuse',
+        actor: `user:${known.user_id}`,
+        resourceId: known.id,
+        ipAddress: client.ip,
+        metadata: { sessions_revoked: ended.length },
+      });
+      return { kind: 'refused' as const };
+    });
+    if (outcome.kind === 'ok') return outcome.tokens;
+    throw AppError.unauthorized('Invalid, expired or revoked refresh token');
+  }
+
+  /** Revokes one session (logout); its access tokens fail from the next request on. */
+  async revoke(m: EntityManager, sessionId: string, tenantId: string): Promise<boolean> {
+    const rows = (await m.query(
+      `UPDATE sessions SET revoked_at = now() WHERE id = $1 AND tenant_id = $2 AND revoked_at IS NULL RETURNING id`,
+      [sessionId, tenantId],
+    )) as [{ id: string }[], number];
+    await this.revocations.revoke([sessionId]);
+    return rows[0].length > 0;
+  }
+
+  /** Revokes every active session of a user (but `keep`), returning the ids it ended. */
+  async revokeAllOfUser(m: EntityManager, userId: string, keep?: string): Promise<string[]> {
+    const rows = (await m.query(
+      `UPDATE sessions SET revoked_at = now()
+        WHERE user_id = $1 AND revoked_at IS NULL AND ($2::uuid IS NULL OR id <> $2::uuid)
+        RETURNING id`,
+      [userId, keep ?? null],
+    )) as [{ id: string }[], number];
+    const ids = rows[0].map((r) => r.id);
+    // Before the commit on purpose: a failed commit leaves sessions refused, never the reverse.
+    await this.revocations.revoke(ids);
+    return ids;
+  }
+}

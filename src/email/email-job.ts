@@ -1,0 +1,10 @@
+/**
+ * An `email` job. The message sits in a nested object so the dead-letter listing (scalars only)
+ * never shows a link that carries a token.
+ */
+export interface EmailJobData {
+  tenant_id: string;
+  kind: 'email_verification' | 'invitation';
+  to: string;
+  message: { subject: string; text: string };
+}
