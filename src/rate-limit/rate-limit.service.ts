@@ -14,7 +14,7 @@ export interface RateDecision {
 }
 
 // Fixed window on Redis time, so every API instance agrees on the window whatever its own clock says.
-const SCRIPT = `
+export const RATE_WINDOW_SCRIPT = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local win = tonumber(ARGV[1])
@@ -39,12 +39,13 @@ export class RateLimitService {
     @Inject(AppConfig) config: AppConfig,
   ) {
     this.windowMs = config.env.RATE_LIMIT_WINDOW_SECONDS * 1000;
+    // EVALSHA (ioredis loads the script on first use): the script body is not sent with every request.
+    this.redis.client.defineCommand('sdfRateWindow', { numberOfKeys: 1, lua: RATE_WINDOW_SCRIPT });
   }
 
   async consume(tenantId: string, limit: number): Promise<RateDecision> {
-    const [count, resetMs, nowMs, first] = (await this.redis.client.eval(
-      SCRIPT,
-      1,
+    const client = this.redis.client as unknown as { sdfRateWindow: (...args: string[]) => Promise<unknown> };
+    const [count, resetMs, nowMs, first] = (await client.sdfRateWindow(
       this.redis.key('rl', tenantId),
       String(this.windowMs),
       String(limit),

@@ -23,6 +23,40 @@ export class Tenant {
   @Column({ type: 'text', nullable: true })
   saml_entity_id: string | null;
 
+  /** C1: IdP metadata given inline, for an IdP without a metadata URL. */
+  @Column({ type: 'text', nullable: true })
+  saml_metadata_xml: string | null;
+
+  /** IdP-initiated login (a response with no InResponseTo) is refused unless this is on. */
+  @Column({ type: 'boolean', default: false })
+  saml_idp_initiated: boolean;
+
+  /** The return paths a RelayState may name (exactly, or as a prefix ending in "/"). */
+  @Column({ type: 'text', array: true, default: () => "'{}'" })
+  saml_return_paths: string[];
+
+  /** From the last good metadata: kept when a later refresh fails. */
+  @Column({ type: 'text', nullable: true })
+  saml_idp_entity_id: string | null;
+
+  @Column({ type: 'text', nullable: true })
+  saml_idp_sso_url: string | null;
+
+  /** Every signing certificate of the IdP (base64 DER); several during a rollover. */
+  @Column({ type: 'jsonb', default: () => "'[]'" })
+  saml_idp_certificates: string[];
+
+  @Column({ type: 'timestamptz', nullable: true })
+  saml_metadata_refreshed_at: Date | null;
+
+  /** The last refresh's failure, cleared by the next success. */
+  @Column({ type: 'text', nullable: true })
+  saml_metadata_error: string | null;
+
+  /** M3: the managed deployment's plan (free until billing changes it). */
+  @Column({ type: 'text', default: 'free' })
+  plan: string;
+
   @CreateDateColumn({ type: 'timestamptz' })
   created_at: Date;
 

@@ -1,0 +1,117 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { IsIn, IsInt, IsOptional, Max, Min, ValidateNested } from 'class-validator';
+import { PAID_PLANS, PLAN_IDS, type PaidPlanId, type PlanId } from '../plans.js';
+
+const MAX_LIMIT = Number.MAX_SAFE_INTEGER;
+
+export class PlanLimitsDto {
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    description: 'Documents uploaded per billing period; null: no limit',
+  })
+  documents: number | null;
+  @ApiProperty({ type: 'integer', nullable: true, description: 'Authenticated requests per billing period' })
+  api_calls: number | null;
+  @ApiProperty({ type: 'integer', nullable: true, description: 'Bytes stored at any time' })
+  storage_bytes: number | null;
+}
+
+export class BillingPlanDto {
+  @ApiProperty({ enum: PLAN_IDS }) plan: PlanId;
+  @ApiProperty({ example: 'Team' }) name: string;
+  @ApiProperty({ type: 'integer', description: 'Requests per minute (rate limit)' }) rpm: number;
+  @ApiProperty({ type: PlanLimitsDto }) limits: PlanLimitsDto;
+  @ApiProperty({
+    example: 'active',
+    description: "Stripe subscription status (active, past_due, canceled, ...) or 'none'",
+  })
+  subscription_status: string;
+  @ApiProperty({ format: 'date-time', description: 'End of the current billing period' })
+  current_period_end: string;
+  @ApiProperty({ description: 'The subscription ends (back to Free) at the end of the period' })
+  cancel_at_period_end: boolean;
+}
+
+export class UsagePeriodDto {
+  @ApiProperty({ format: 'date-time', description: 'Start of the billing period (included)' }) start: string;
+  @ApiProperty({ format: 'date-time', description: 'End of the billing period (excluded)' }) end: string;
+}
+
+export class BillingUsageDto {
+  @ApiProperty({ type: UsagePeriodDto }) period: UsagePeriodDto;
+  @ApiProperty({ type: 'integer' }) documents_uploaded: number;
+  @ApiProperty({ type: 'integer', nullable: true }) documents_limit: number | null;
+  @ApiProperty({ type: 'integer' }) api_calls: number;
+  @ApiProperty({ type: 'integer', nullable: true }) api_calls_limit: number | null;
+  @ApiProperty({ type: 'integer', description: 'Bytes stored now' }) storage_bytes: number;
+  @ApiProperty({ type: 'integer', nullable: true }) storage_limit_bytes: number | null;
+}
+
+export class CheckoutDto {
+  @ApiProperty({ enum: PAID_PLANS })
+  @IsIn(PAID_PLANS as unknown as string[])
+  plan: PaidPlanId;
+}
+
+export class UrlDto {
+  @ApiProperty({ format: 'uri' }) url: string;
+}
+
+export class CustomLimitsDto {
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, description: 'Documents per billing period; absent: no limit' })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(MAX_LIMIT)
+  documents?: number;
+
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, description: 'API calls per billing period; absent: no limit' })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(MAX_LIMIT)
+  api_calls?: number;
+
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, description: 'Bytes stored; absent: no limit' })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(MAX_LIMIT)
+  storage_bytes?: number;
+
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 1,
+    maximum: 1_000_000,
+    description: "Sets the tenant's rate_limit_rpm",
+  })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000)
+  rpm?: number;
+}
+
+/** The plan part of PATCH /admin/tenants/:tenantId (managed deployment). */
+export interface TenantPlanInput {
+  plan?: PlanId;
+  limits?: CustomLimitsDto;
+}
+
+export class TenantPlanFieldsDto {
+  @ApiPropertyOptional({ enum: PLAN_IDS, description: "Managed deployment: the tenant's plan" })
+  @IsOptional()
+  @IsIn(PLAN_IDS as unknown as string[])
+  plan?: PlanId;
+
+  @ApiPropertyOptional({
+    type: CustomLimitsDto,
+    description: "Managed deployment, Enterprise only: the tenant's own limits",
+  })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => CustomLimitsDto)
+  limits?: CustomLimitsDto;
+}

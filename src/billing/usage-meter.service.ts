@@ -1,0 +1,378 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { AuditService } from '../audit/audit.service.js';
+import { Clock } from '../common/clock.js';
+import { AppError } from '../common/errors.js';
+import { AppConfig } from '../config/app-config.js';
+import { RedisService } from '../redis/redis.module.js';
+import type { RateDecision } from '../rate-limit/rate-limit.service.js';
+import { TenantsRepository } from '../tenants/tenants.repository.js';
+import { BillingRepository } from './billing.repository.js';
+import { calendarMonth, effectiveLimits, periodAt, type Limits, type Period } from './plans.js';
+
+/*
+ * Redis layout, per tenant (all under REDIS_PREFIX):
+ *   bill:<tenant>  hash  rpm, docs, calls, bytes (limits; -1 = none), ps, pe (subscription period, ms; 0 = none)
+ *   use:<tenant>   hash  d:<ps>, c:<ps> (documents, API calls of the period starting at ps), e:<ps> (its end),
+ *                        b (bytes stored now), seq (change counter, orders the flushes)
+ *   use:dirty      set   tenants whose counters changed since the last flush
+ * `bill:` is the "seeded" mark: a script that finds it missing answers -1 and the caller seeds both
+ * hashes from PostgreSQL (after a Redis restart nothing but the unflushed tail is lost).
+ */
+
+/** Shared by the scripts: the period holding ARGV now (ms): the subscription's, else the calendar month. */
+const PERIOD = `
+local function period(ps, pe, now, ms, me)
+  local s, e = tonumber(ps), tonumber(pe)
+  if s and e and s > 0 and s <= now and now < e then return ps, e end
+  return ms, tonumber(me)
+end
+-- 1 for the first refusal of a quota in a period (its audit entry), 0 after.
+local function first_refusal(base, quota, ps, ttl)
+  if redis.call('SET', base .. ':x:' .. quota .. ':' .. ps, '1', 'NX', 'PX', ttl + 1000) then return 1 end
+  return 0
+end
+`;
+
+// S12 + M3 in one round trip: the fixed rate window (Redis time, as RateLimitService) and, for a
+// metered request within the limit, the period's API-call count checked against the quota and raised.
+export const METER_REQUEST_SCRIPT = `${PERIOD}
+local st = redis.call('HMGET', KEYS[2], 'rpm', 'calls', 'ps', 'pe')
+if not st[1] then return {-1} end
+local limit = tonumber(st[1])
+local t = redis.call('TIME')
+local rnow = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local win = tonumber(ARGV[1])
+local wstart = rnow - (rnow % win)
+local rkey = KEYS[1] .. ':' .. wstart
+local count = redis.call('INCR', rkey)
+if count == 1 then redis.call('PEXPIRE', rkey, win + 1000) end
+if count > limit then
+  local first = 0
+  if redis.call('SET', rkey .. ':rejected', '1', 'NX', 'PX', win + 1000) then first = 1 end
+  return {0, limit, count, wstart + win, rnow, first, 0}
+end
+if ARGV[6] ~= '1' then return {1, limit, count, wstart + win, rnow, 0, 0} end
+local now = tonumber(ARGV[2])
+local ps, pe = period(st[3], st[4], now, ARGV[3], ARGV[4])
+local quota = tonumber(st[2])
+local used = redis.call('HINCRBY', KEYS[3], 'c:' .. ps, 1)
+if quota >= 0 and used > quota then
+  -- Refusals are the rare path: the count taken above is given back.
+  redis.call('HINCRBY', KEYS[3], 'c:' .. ps, -1)
+  return {2, limit, count, wstart + win, rnow, first_refusal(KEYS[3], 'api_calls', ps, pe - now), pe - now}
+end
+if used == 1 then redis.call('HSET', KEYS[3], 'e:' .. ps, pe) end
+redis.call('HINCRBY', KEYS[3], 'seq', 1)
+redis.call('SADD', KEYS[4], ARGV[5])
+return {1, limit, count, wstart + win, rnow, 0, 0}
+`;
+
+// M3: an upload takes its document and its bytes in one step, so concurrent uploads never overshoot.
+const RESERVE = `${PERIOD}
+local st = redis.call('HMGET', KEYS[1], 'docs', 'bytes', 'ps', 'pe')
+if not st[1] then return {-1} end
+local now = tonumber(ARGV[1])
+local ps, pe = period(st[3], st[4], now, ARGV[2], ARGV[3])
+local size = tonumber(ARGV[5])
+local dq, bq = tonumber(st[1]), tonumber(st[2])
+local d = tonumber(redis.call('HGET', KEYS[2], 'd:' .. ps) or '0')
+local b = tonumber(redis.call('HGET', KEYS[2], 'b') or '0')
+if dq >= 0 and d + 1 > dq then return {0, pe - now, 'documents', first_refusal(KEYS[2], 'documents', ps, pe - now)} end
+if bq >= 0 and b + size > bq then return {0, pe - now, 'storage', first_refusal(KEYS[2], 'storage', ps, pe - now)} end
+redis.call('HINCRBY', KEYS[2], 'd:' .. ps, 1)
+redis.call('HINCRBY', KEYS[2], 'b', size)
+redis.call('HSET', KEYS[2], 'e:' .. ps, pe)
+redis.call('HINCRBY', KEYS[2], 'seq', 1)
+redis.call('SADD', KEYS[3], ARGV[4])
+return {1, ps, 0}
+`;
+
+// Gives a reservation back, or moves the stored bytes (signing, delete). Skipped when the tenant is not
+// seeded: the seed reads PostgreSQL, which already holds the outcome.
+const ADJUST = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if ARGV[1] ~= '' and redis.call('HEXISTS', KEYS[2], 'd:' .. ARGV[1]) == 1 then
+  redis.call('HINCRBY', KEYS[2], 'd:' .. ARGV[1], tonumber(ARGV[2]))
+end
+redis.call('HINCRBY', KEYS[2], 'b', tonumber(ARGV[3]))
+redis.call('HINCRBY', KEYS[2], 'seq', 1)
+redis.call('SADD', KEYS[3], ARGV[4])
+return 1
+`;
+
+// A flushed, closed period leaves Redis only if nothing counted into it since the flush read it.
+const DROP_CLOSED = `
+local d = redis.call('HGET', KEYS[1], 'd:' .. ARGV[1]) or ''
+local c = redis.call('HGET', KEYS[1], 'c:' .. ARGV[1]) or ''
+if d == ARGV[2] and c == ARGV[3] then
+  redis.call('HDEL', KEYS[1], 'd:' .. ARGV[1], 'c:' .. ARGV[1], 'e:' .. ARGV[1])
+  return 1
+end
+return 0
+`;
+
+export interface MeteredDecision extends RateDecision {
+  /** Set when the request is within the rate limit but over the API-call quota. */
+  quotaRetryAfterSeconds?: number;
+  /** True for the first refusal by the quota in the period (one audit entry a quota and period). */
+  firstQuotaRefusal?: boolean;
+}
+
+export type Reservation =
+  | { ok: true; periodStart: string; bytes: number }
+  | { ok: false; retryAfterSeconds: number; quota: string; firstRefusal: boolean };
+
+export interface UsageSnapshot {
+  period: Period;
+  limits: Limits;
+  documents_uploaded: number;
+  api_calls: number;
+  storage_bytes: number;
+}
+
+const NONE = -1;
+const limitValue = (v: number | null): number => (v === null ? NONE : v);
+const retryAfter = (ms: number): number => Math.max(1, Math.ceil(ms / 1000));
+
+/**
+ * Usage per billing period (M3), counted in Redis so that no request writes to PostgreSQL; the flusher
+ * copies the counters to `usage_periods`. Limits travel with the counters in Redis, so a plan change
+ * reaches every instance's limiter at its next request.
+ */
+type Script = (...args: string[]) => Promise<unknown>;
+interface Scripts {
+  sdfMeterRequest: Script;
+  sdfMeterReserve: Script;
+  sdfMeterAdjust: Script;
+  sdfMeterDropClosed: Script;
+}
+
+@Injectable()
+export class UsageMeter {
+  private readonly windowMs: number;
+  private readonly scripts: Scripts;
+  readonly dirtyKey: string;
+
+  constructor(
+    private readonly redis: RedisService,
+    private readonly billing: BillingRepository,
+    private readonly tenants: TenantsRepository,
+    private readonly clock: Clock,
+    private readonly audit: AuditService,
+    @Inject(AppConfig) config: AppConfig,
+  ) {
+    this.windowMs = config.env.RATE_LIMIT_WINDOW_SECONDS * 1000;
+    this.dirtyKey = this.redis.key('use', 'dirty');
+    // EVALSHA (ioredis loads the script on first use): the script body is not sent with every request.
+    const client = this.redis.client;
+    client.defineCommand('sdfMeterRequest', { numberOfKeys: 4, lua: METER_REQUEST_SCRIPT });
+    client.defineCommand('sdfMeterReserve', { numberOfKeys: 3, lua: RESERVE });
+    client.defineCommand('sdfMeterAdjust', { numberOfKeys: 3, lua: ADJUST });
+    client.defineCommand('sdfMeterDropClosed', { numberOfKeys: 1, lua: DROP_CLOSED });
+    this.scripts = client as unknown as Scripts;
+  }
+
+  stateKey(tenantId: string): string {
+    return this.redis.key('bill', tenantId);
+  }
+
+  usageKey(tenantId: string): string {
+    return this.redis.key('use', tenantId);
+  }
+
+  private monthArgs(now: Date): [string, string, string] {
+    const m = calendarMonth(now);
+    return [String(now.getTime()), String(m.start.getTime()), String(m.end.getTime())];
+  }
+
+  /** The rate limit and, unless `metered` is false, the API-call count and quota: one script, one round trip. */
+  async consumeRequest(tenantId: string, metered: boolean): Promise<MeteredDecision> {
+    for (;;) {
+      const [now, ms, me] = this.monthArgs(this.clock.now());
+      const r = (await this.scripts.sdfMeterRequest(
+        this.redis.key('rl', tenantId),
+        this.stateKey(tenantId),
+        this.usageKey(tenantId),
+        this.dirtyKey,
+        String(this.windowMs),
+        now,
+        ms,
+        me,
+        tenantId,
+        metered ? '1' : '0',
+      )) as number[];
+      if (r[0] === -1) {
+        await this.seed(tenantId);
+        continue;
+      }
+      const [outcome, limit, count, resetMs, rnow, first, quotaMs] = r as [
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+      ];
+      return {
+        allowed: outcome !== 0,
+        limit,
+        remaining: Math.max(0, limit - count),
+        resetAt: Math.ceil(resetMs / 1000),
+        retryAfterSeconds: Math.max(1, Math.ceil((resetMs - rnow) / 1000)),
+        firstRejection: outcome === 0 && first === 1,
+        ...(outcome === 2 ? { quotaRetryAfterSeconds: retryAfter(quotaMs), firstQuotaRefusal: first === 1 } : {}),
+      };
+    }
+  }
+
+  /** Takes one document and `bytes` of storage from the period's quota, or says which quota is spent. */
+  async reserveUpload(tenantId: string, bytes: number): Promise<Reservation> {
+    for (;;) {
+      const [now, ms, me] = this.monthArgs(this.clock.now());
+      const r = (await this.scripts.sdfMeterReserve(
+        this.stateKey(tenantId),
+        this.usageKey(tenantId),
+        this.dirtyKey,
+        now,
+        ms,
+        me,
+        tenantId,
+        String(bytes),
+      )) as [number, number | string, number | string, number?];
+      if (r[0] === -1) {
+        await this.seed(tenantId);
+        continue;
+      }
+      if (r[0] === 1) return { ok: true, periodStart: String(r[1]), bytes };
+      return { ok: false, retryAfterSeconds: retryAfter(Number(r[1])), quota: String(r[2]), firstRefusal: r[3] === 1 };
+    }
+  }
+
+  /** Limits: a refusal is audited, once per quota and period (the scripts say which refusal is the first). */
+  async auditRefusal(
+    tenantId: string,
+    quota: string,
+    by: { actor: string; ip: string | null },
+    request: { method: string; path: string },
+  ): Promise<void> {
+    await this.audit.record(this.billing.manager, {
+      tenantId,
+      action: 'quota.exceeded',
+      actor: by.actor,
+      ipAddress: by.ip,
+      metadata: { quota, ...request },
+    });
+  }
+
+  /** Undoes a reservation whose upload did not become a document. */
+  async release(tenantId: string, reservation: Extract<Reservation, { ok: true }>): Promise<void> {
+    await this.adjust(tenantId, reservation.periodStart, -1, -reservation.bytes);
+  }
+
+  /** Bytes stored now go up (signing grows a file) or down (delete). */
+  async adjustStorage(tenantId: string, deltaBytes: number): Promise<void> {
+    if (deltaBytes !== 0) await this.adjust(tenantId, '', 0, deltaBytes);
+  }
+
+  private async adjust(tenantId: string, periodStart: string, docs: number, bytes: number): Promise<void> {
+    await this.scripts.sdfMeterAdjust(
+      this.stateKey(tenantId),
+      this.usageKey(tenantId),
+      this.dirtyKey,
+      periodStart,
+      String(docs),
+      String(bytes),
+      tenantId,
+    );
+  }
+
+  /** The current period's figures as every instance sees them (Redis), with the limits in force. */
+  async snapshot(tenantId: string): Promise<UsageSnapshot> {
+    for (;;) {
+      const state = await this.redis.client.hgetall(this.stateKey(tenantId));
+      if (!state.rpm) {
+        await this.seed(tenantId);
+        continue;
+      }
+      const now = this.clock.now();
+      const sub = Number(state.ps) > 0 ? { start: new Date(Number(state.ps)), end: new Date(Number(state.pe)) } : null;
+      const period = periodAt(now, sub);
+      const ps = String(period.start.getTime());
+      const [d, c, b] = await this.redis.client.hmget(this.usageKey(tenantId), `d:${ps}`, `c:${ps}`, 'b');
+      const lim = (v: string | undefined) => (v === undefined || Number(v) === NONE ? null : Number(v));
+      return {
+        period,
+        limits: {
+          rpm: Number(state.rpm),
+          documents: lim(state.docs),
+          api_calls: lim(state.calls),
+          storage_bytes: lim(state.bytes),
+        },
+        documents_uploaded: Number(d ?? 0),
+        api_calls: Number(c ?? 0),
+        storage_bytes: Number(b ?? 0),
+      };
+    }
+  }
+
+  /**
+   * Writes the tenant's limits and period to Redis from PostgreSQL, and seeds the counters that Redis
+   * lacks (after a restart) from the last flush and the documents table. Called on a miss and after
+   * every plan change, so all instances see the new limits at once.
+   */
+  async seed(tenantId: string): Promise<void> {
+    const tenant = await this.tenants.findById(tenantId);
+    // Gone between authentication and now: nothing to hold it to.
+    if (!tenant) throw AppError.notFound('Tenant');
+    await this.billing.ensure(this.billing.manager, tenantId);
+    const row = await this.billing.findForTenant(tenantId);
+    if (!row) throw AppError.notFound('Tenant');
+    const limits = effectiveLimits(await this.billing.plan(row.plan_id), row.custom, tenant.rate_limit_rpm);
+    const sub =
+      row.current_period_start && row.current_period_end && row.stripe_subscription_id
+        ? { start: row.current_period_start, end: row.current_period_end }
+        : null;
+    const period = periodAt(this.clock.now(), sub);
+    const ps = String(period.start.getTime());
+    const [flushed, bytes, seq] = await Promise.all([
+      this.billing.usage(tenantId, period.start),
+      this.billing.storedBytes(tenantId),
+      this.billing.maxSeq(tenantId),
+    ]);
+    const usage = this.usageKey(tenantId);
+    await this.redis.client
+      .multi()
+      .hsetnx(usage, `d:${ps}`, String(flushed?.documents_uploaded ?? 0))
+      .hsetnx(usage, `c:${ps}`, String(flushed?.api_calls ?? 0))
+      .hsetnx(usage, `e:${ps}`, String(period.end.getTime()))
+      .hsetnx(usage, 'b', String(bytes))
+      .hsetnx(usage, 'seq', String(seq))
+      .hset(this.stateKey(tenantId), {
+        rpm: String(limits.rpm),
+        docs: String(limitValue(limits.documents)),
+        calls: String(limitValue(limits.api_calls)),
+        bytes: String(limitValue(limits.storage_bytes)),
+        ps: sub ? String(sub.start.getTime()) : '0',
+        pe: sub ? String(sub.end.getTime()) : '0',
+      })
+      .exec();
+  }
+
+  /** Tenants whose counters changed, taken off the dirty set (a change after this puts them back). */
+  async takeDirty(count: number): Promise<string[]> {
+    return (await this.redis.client.spop(this.dirtyKey, count)) ?? [];
+  }
+
+  async markDirty(tenantId: string): Promise<void> {
+    await this.redis.client.sadd(this.dirtyKey, tenantId);
+  }
+
+  async counters(tenantId: string): Promise<Record<string, string>> {
+    return this.redis.client.hgetall(this.usageKey(tenantId));
+  }
+
+  async dropClosed(tenantId: string, periodStart: string, docs: string, calls: string): Promise<void> {
+    await this.scripts.sdfMeterDropClosed(this.usageKey(tenantId), periodStart, docs, calls);
+  }
+}

@@ -1,0 +1,29 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer, login, register } from './helpers/accounts.js';
+import { startApp, type TestApp } from './helpers/app.js';
+
+describe('managed deployment: the organization shows the plan billing holds it to', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await startApp({ env: { DEPLOYMENT_MODE: 'managed' } });
+  });
+  afterAll(() => t.close());
+
+  it('starts on Free and follows an operator plan change in the same answer as /v1/billing/plan', async () => {
+    const owner = await register(t, { keepPlan: true });
+    const tokens = await login(t, owner.email);
+    const before = await t.http().get('/v1/account/organization').set(bearer(tokens)).expect(200);
+    expect(before.body.plan).toBe('free');
+    await t
+      .http()
+      .patch(`/admin/tenants/${owner.tenantId}`)
+      .set('Authorization', `Bearer ${t.adminToken()}`)
+      .send({ plan: 'team' })
+      .expect(200);
+    const org = await t.http().get('/v1/account/organization').set(bearer(tokens)).expect(200);
+    const plan = await t.http().get('/v1/billing/plan').set(bearer(tokens)).expect(200);
+    expect(org.body.plan).toBe('team');
+    expect(JSON.stringify(plan.body)).toContain('team');
+  });
+});
