@@ -1,19 +1,29 @@
 /**
- * Upload throughput and upload-to-valid latency of the service beside a bare baseline (a plain Node
- * HTTP server that only streams the body to disk), in the same run, at 1, 8 and 32 concurrent clients.
+ * The upload path beside a bare baseline (a plain Node HTTP server that only streams the body to disk),
+ * in the same run, at 1, 8, 32 and 64 concurrent clients, in two figures:
  *
- *   node --import ./bench/register.mjs bench/upload.ts   (or build first and run dist/bench/upload.js)
+ * - upload alone: uploads/s to the 201 and the p50/p99 of that answer;
+ * - upload to valid: each client uploads, then waits until its document has left `pending`; uploads/s
+ *   and the p50/p99 of upload-to-valid. One poller reads the statuses of every waiting document from
+ *   PostgreSQL every 5 ms, so waiting adds no HTTP load to the service being measured.
+ *
+ * Both figures are measured twice: one process doing API and jobs (PROCESS_ROLE all, in this process),
+ * then an `api` and a `worker` process of the built service (dist/src/main.js) side by side.
+ *
+ *   npm run bench:upload        (BENCH_UPLOADS uploads per level, default 160)
  *
  * Needs the local PostgreSQL and Redis (DATABASE_URL / REDIS_URL); makes and drops its own database.
  */
 import 'reflect-metadata';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
+import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { signAdminToken } from '../src/auth/tokens.js';
 import { createApp, prepareDatabase } from '../src/bootstrap.js';
@@ -23,24 +33,39 @@ import { pack } from '../src/sdf/index.js';
 import { INVOICE_SCHEMA, invoiceData } from '../src/sdf/testing/build-sdf.js';
 import { blankPdf } from '../src/sdf/testing/pdf-builder.js';
 
-const LEVELS = [1, 8, 32];
+const LEVELS = [1, 8, 32, 64];
 const PER_LEVEL = Number(process.env.BENCH_UPLOADS ?? 160);
 const FILE_BYTES = 100 * 1024;
+const MAIN = fileURLToPath(new URL('../src/main.js', import.meta.url));
 
 function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
-async function runClients(concurrency: number, total: number, one: () => Promise<void>): Promise<number> {
+interface Figure {
+  rate: number;
+  p50: number;
+  p99: number;
+}
+
+/** `total` calls of `one` by `concurrency` clients; uploads/s and latency percentiles of the calls. */
+async function runClients(concurrency: number, total: number, one: () => Promise<void>): Promise<Figure> {
   let next = 0;
+  const latencies: number[] = [];
   const started = performance.now();
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
-      while (next++ < total) await one();
+      while (next++ < total) {
+        const t0 = performance.now();
+        await one();
+        latencies.push(performance.now() - t0);
+      }
     }),
   );
-  return (total / (performance.now() - started)) * 1000;
+  const rate = (total / (performance.now() - started)) * 1000;
+  latencies.sort((a, b) => a - b);
+  return { rate, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
 }
 
 function form(archive: Buffer): FormData {
@@ -61,13 +86,154 @@ async function baselineServer(dir: string): Promise<Server> {
   return server;
 }
 
+/** Resolves each waiting document once PostgreSQL shows it settled; one query per tick for all of them. */
+class StatusPoller {
+  private readonly waiting = new Map<string, () => void>();
+  private timer: NodeJS.Timeout | undefined;
+  private busy = false;
+
+  constructor(private readonly db: pg.Client) {}
+
+  settled(id: string): Promise<void> {
+    return new Promise((resolve) => {
+      this.waiting.set(id, resolve);
+      this.timer ??= setInterval(() => void this.tick(), 5);
+    });
+  }
+
+  private async tick(): Promise<void> {
+    if (this.busy || this.waiting.size === 0) return;
+    this.busy = true;
+    try {
+      const { rows } = await this.db.query<{ id: string }>(
+        `SELECT id FROM documents WHERE id = ANY($1::uuid[]) AND status <> 'pending'`,
+        [[...this.waiting.keys()]],
+      );
+      for (const { id } of rows) {
+        this.waiting.get(id)?.();
+        this.waiting.delete(id);
+      }
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  /** Waits until no document of the tenant is pending (the previous phase's jobs are done). */
+  async drain(): Promise<void> {
+    for (;;) {
+      const { rows } = await this.db.query<{ n: string }>(
+        `SELECT count(*) AS n FROM documents WHERE status = 'pending'`,
+      );
+      if (rows[0]!.n === '0') return;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+}
+
+/** Starts the built service with a role; resolves with its URL (api) once it logs that it is up. */
+function startProcess(role: 'api' | 'worker', env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; url?: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [MAIN], {
+      env: { ...env, PROCESS_ROLE: role, LOG_LEVEL: 'info', PORT: '0', HOST: '127.0.0.1' },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let buffered = '';
+    child.on('exit', (code) => reject(new Error(`${role} process exited with ${code}`)));
+    child.stdout!.on('data', (d: Buffer) => {
+      buffered += d.toString();
+      let nl: number;
+      while ((nl = buffered.indexOf('\n')) >= 0) {
+        const line = buffered.slice(0, nl);
+        buffered = buffered.slice(nl + 1);
+        if (line.includes('"msg":"listening"')) {
+          resolve({ child, url: (JSON.parse(line) as { url: string }).url.replace('[::1]', '127.0.0.1') });
+        } else if (line.includes('"msg":"worker started"')) {
+          resolve({ child });
+        }
+      }
+    });
+  });
+}
+
+/** Peak resident memory of a process, in MB (VmHWM), read before it ends. */
+function peakRssMb(pid: number | undefined): number {
+  if (pid === undefined) return NaN;
+  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : NaN;
+}
+
+async function makeTenant(url: string, adminSecret: string): Promise<Record<string, string>> {
+  const admin = {
+    Authorization: `Bearer ${signAdminToken(adminSecret, 'bench', 600)}`,
+    'Content-Type': 'application/json',
+  };
+  const tenant = (await (
+    await fetch(`${url}/admin/tenants`, {
+      method: 'POST',
+      headers: admin,
+      body: JSON.stringify({ name: 'Bench', slug: `bench-${randomBytes(4).toString('hex')}`, rate_limit_rpm: 1e6 }),
+    })
+  ).json()) as { id: string };
+  const key = (await (
+    await fetch(`${url}/admin/tenants/${tenant.id}/keys`, {
+      method: 'POST',
+      headers: admin,
+      body: JSON.stringify({ name: 'bench' }),
+    })
+  ).json()) as { key: string };
+  return { 'X-API-Key': key.key };
+}
+
+const fmt = (n: number, width: number, digits = 1) => n.toFixed(digits).padStart(width);
+
+async function measure(
+  label: string,
+  url: string,
+  auth: Record<string, string>,
+  archive: Buffer,
+  baselineUrl: string,
+  poller: StatusPoller,
+): Promise<void> {
+  console.log(`\n${label}`);
+  console.log(
+    'clients | baseline up/s | upload up/s  ratio  p50 ms  p99 ms | to-valid up/s  ratio  p50 ms  p99 ms  p99/p50',
+  );
+  const upload = async () => {
+    const res = await fetch(`${url}/upload`, { method: 'POST', headers: auth, body: form(archive) });
+    const body = (await res.json()) as { id: string };
+    if (res.status !== 201) throw new Error(`upload answered ${res.status}: ${JSON.stringify(body)}`);
+    return body.id;
+  };
+  for (const clients of LEVELS) {
+    const base = await runClients(clients, PER_LEVEL, async () => {
+      await (await fetch(baselineUrl, { method: 'POST', body: form(archive) })).arrayBuffer();
+    });
+    await poller.drain();
+    const alone = await runClients(clients, PER_LEVEL, async () => void (await upload()));
+    await poller.drain();
+    const toValid = await runClients(clients, PER_LEVEL, async () => poller.settled(await upload()));
+    console.log(
+      [
+        String(clients).padStart(7),
+        fmt(base.rate, 13),
+        `${fmt(alone.rate, 11)} ${fmt(alone.rate / base.rate, 6, 2)} ${fmt(alone.p50, 7)} ${fmt(alone.p99, 7)}`,
+        `${fmt(toValid.rate, 13)} ${fmt(toValid.rate / base.rate, 6, 2)} ${fmt(toValid.p50, 7)} ${fmt(toValid.p99, 7)} ${fmt(toValid.p99 / toValid.p50, 8, 2)}`,
+      ].join(' | '),
+    );
+  }
+}
+
 async function main(): Promise<void> {
   const dbName = `sdf_bench_${randomBytes(4).toString('hex')}`;
   const base = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
   base.pathname = `/${dbName}`;
   const storage = mkdtempSync(join(tmpdir(), 'sdf-bench-storage-'));
   const baselineDir = mkdtempSync(join(tmpdir(), 'sdf-bench-baseline-'));
-  const config = AppConfig.fromEnv({
+  const env: NodeJS.ProcessEnv = {
     ...process.env,
     DATABASE_URL: base.toString(),
     REDIS_PREFIX: `sdfbench_${randomBytes(4).toString('hex')}`,
@@ -76,36 +242,18 @@ async function main(): Promise<void> {
     ADMIN_JWT_SECRET: randomBytes(32).toString('hex'),
     MASTER_KEY: randomBytes(32).toString('base64'),
     LOG_LEVEL: 'silent',
-  });
+  };
+  const config = AppConfig.fromEnv(env);
   const logger = new JsonLogger('silent');
   await prepareDatabase(config, logger);
-  const app = await createApp(config, logger);
-  await app.listen(0, '127.0.0.1');
-  const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+  const db = new pg.Client({ connectionString: base.toString() });
+  await db.connect();
+  const poller = new StatusPoller(db);
   const baseline = await baselineServer(baselineDir);
   const baselineUrl = `http://127.0.0.1:${(baseline.address() as AddressInfo).port}/upload`;
+  const children: ChildProcess[] = [];
 
   try {
-    const admin = {
-      Authorization: `Bearer ${signAdminToken(config.secrets.adminJwtSecret, 'bench', 600)}`,
-      'Content-Type': 'application/json',
-    };
-    const tenant = (await (
-      await fetch(`${url}/admin/tenants`, {
-        method: 'POST',
-        headers: admin,
-        body: JSON.stringify({ name: 'Bench', slug: `bench-${Date.now()}`, rate_limit_rpm: 1_000_000 }),
-      })
-    ).json()) as { id: string };
-    const key = (await (
-      await fetch(`${url}/admin/tenants/${tenant.id}/keys`, {
-        method: 'POST',
-        headers: admin,
-        body: JSON.stringify({ name: 'bench' }),
-      })
-    ).json()) as { key: string };
-    const auth = { 'X-API-Key': key.key };
-
     const { archive } = await pack({
       data: invoiceData(),
       schema: INVOICE_SCHEMA as unknown as Record<string, unknown>,
@@ -113,55 +261,62 @@ async function main(): Promise<void> {
       pdf: blankPdf(),
       vendor: { 'padding.bin': randomBytes(FILE_BYTES - 2048) },
     });
-    console.log(`file: ${archive.length} bytes; ${PER_LEVEL} uploads per level`);
-    console.log('clients | baseline up/s | service up/s (each to valid) | ratio | upload->valid p50 ms | p99 ms');
+    console.log(`file: ${archive.length} bytes; ${PER_LEVEL} uploads per level and figure`);
 
-    for (const concurrency of LEVELS) {
-      const baseRate = await runClients(concurrency, PER_LEVEL, async () => {
-        const res = await fetch(baselineUrl, { method: 'POST', body: form(archive) });
-        await res.arrayBuffer();
-      });
-      const latencies: number[] = [];
-      const serviceRate = await runClients(concurrency, PER_LEVEL, async () => {
-        const t0 = performance.now();
-        const res = await fetch(`${url}/upload`, { method: 'POST', headers: auth, body: form(archive) });
-        const { id } = (await res.json()) as { id: string };
-        if (res.status !== 201) throw new Error(`upload answered ${res.status}`);
-        // Upload-to-valid: poll the record (S1) until the background job has settled it.
-        for (;;) {
-          const doc = (await (await fetch(`${url}/sdf/${id}`, { headers: auth })).json()) as { status: string };
-          if (doc.status !== 'pending') break;
-          await new Promise((r) => setTimeout(r, 5));
-        }
-        latencies.push(performance.now() - t0);
-      });
-      latencies.sort((a, b) => a - b);
-      console.log(
-        [
-          String(concurrency).padStart(7),
-          baseRate.toFixed(1).padStart(13),
-          serviceRate.toFixed(1).padStart(12),
-          (serviceRate / baseRate).toFixed(2).padStart(5),
-          percentile(latencies, 50).toFixed(1).padStart(20),
-          percentile(latencies, 99).toFixed(1).padStart(6),
-        ].join(' | '),
+    const app = await createApp(config, logger);
+    await app.listen(0, '127.0.0.1');
+    const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+    try {
+      await measure(
+        'one process (PROCESS_ROLE all)',
+        url,
+        await makeTenant(url, config.secrets.adminJwtSecret),
+        archive,
+        baselineUrl,
+        poller,
       );
+    } finally {
+      await app.close();
     }
+    console.log(
+      `peak RSS of this process (baseline server, clients and the service): ${fmt(peakRssMb(process.pid), 0, 0)} MB`,
+    );
+
+    const api = await startProcess('api', { ...env, DATABASE_RUN_MIGRATIONS: 'false' });
+    const worker = await startProcess('worker', { ...env, DATABASE_RUN_MIGRATIONS: 'false' });
+    children.push(api.child, worker.child);
+    await measure(
+      'two processes (PROCESS_ROLE api + worker)',
+      api.url!,
+      await makeTenant(api.url!, config.secrets.adminJwtSecret),
+      archive,
+      baselineUrl,
+      poller,
+    );
+    console.log(
+      `peak RSS: api ${fmt(peakRssMb(api.child.pid), 0, 0)} MB, worker ${fmt(peakRssMb(worker.child.pid), 0, 0)} MB`,
+    );
   } finally {
-    await app.close();
+    poller.stop();
+    for (const child of children) {
+      child.removeAllListeners('exit');
+      child.kill('SIGTERM');
+    }
+    await Promise.all(children.map((c) => new Promise((r) => (c.exitCode !== null ? r(null) : c.once('exit', r)))));
+    await db.end();
     await new Promise((r) => baseline.close(r));
     rmSync(storage, { recursive: true, force: true });
     rmSync(baselineDir, { recursive: true, force: true });
-    const client = new pg.Client({
+    const admin = new pg.Client({
       connectionString: (() => {
         const u = new URL(base);
         u.pathname = '/postgres';
         return u.toString();
       })(),
     });
-    await client.connect();
-    await client.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
-    await client.end();
+    await admin.connect();
+    await admin.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
+    await admin.end();
   }
 }
 

@@ -1,0 +1,60 @@
+/**
+ * Groups a V8 CPU profile's samples by where the code lives: a package under node_modules, the
+ * service's own folders, Node's internals, garbage collection and idle time.
+ *
+ *   node dist/bench/profile-summary.js <file.cpuprofile> [top]
+ */
+import { readFileSync } from 'node:fs';
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+}
+interface Profile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+function group(url: string, name: string): string {
+  if (name === '(idle)' || name === '(program)' || name === '(garbage collector)') return name;
+  const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
+  if (pkg) return pkg[1]!;
+  const own = /\/dist\/(src\/[^/]+|bench)\//.exec(url);
+  if (own) return own[1]!;
+  if (url.startsWith('node:') || url === '') return `node internals${name ? '' : ''}`;
+  return url;
+}
+
+const [file, topArg] = process.argv.slice(2);
+if (!file) {
+  console.error('usage: profile-summary <file.cpuprofile> [top]');
+  process.exit(2);
+}
+const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
+const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+const groups = new Map<string, number>();
+const functions = new Map<string, number>();
+let total = 0;
+profile.samples.forEach((id, i) => {
+  const node = byId.get(id)!;
+  const us = profile.timeDeltas[i] ?? 0;
+  total += us;
+  const g = group(node.callFrame.url, node.callFrame.functionName);
+  groups.set(g, (groups.get(g) ?? 0) + us);
+  const f = `${node.callFrame.functionName || '(anonymous)'} ${node.callFrame.url.replace(/.*node_modules\//, '')}:${node.callFrame.lineNumber}`;
+  functions.set(f, (functions.get(f) ?? 0) + us);
+});
+const busy = total - (groups.get('(idle)') ?? 0);
+console.log(`sampled ${(total / 1000).toFixed(0)} ms, busy ${(busy / 1000).toFixed(0)} ms`);
+console.log('share of busy time by group:');
+for (const [g, us] of [...groups]
+  .filter(([g]) => g !== '(idle)')
+  .sort((a, b) => b[1] - a[1])
+  .slice(0, 25)) {
+  console.log(`  ${((us / busy) * 100).toFixed(1).padStart(5)}%  ${(us / 1000).toFixed(0).padStart(6)} ms  ${g}`);
+}
+console.log('top functions by self time:');
+for (const [f, us] of [...functions].sort((a, b) => b[1] - a[1]).slice(1, Number(topArg ?? 25))) {
+  console.log(`  ${((us / busy) * 100).toFixed(1).padStart(5)}%  ${f}`);
+}
