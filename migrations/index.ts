@@ -5,6 +5,15 @@ import { SigningKeys1764000002000 } from './1764000002000-signing-keys.js';
 import { Webhooks1764000003000 } from './1764000003000-webhooks.js';
 import { SchemaRegistry1764000004000 } from './1764000004000-schema-registry.js';
 import { OutboxRetention1764000005000 } from './1764000005000-outbox-retention.js';
+import { WebhookSecretKeyedHash1764000008000 } from './1764000008000-webhook-secret-keyed-hash.js';
+import { Accounts1764000010000 } from './1764000010000-accounts.js';
+import { AuditQueryIndexes1764000013000 } from './1764000013000-audit-query-indexes.js';
+import { Saml1764000050000 } from './1764000050000-saml.js';
+import { Connectors1764000020000 } from './1764000020000-connectors.js';
+import { Billing1764000040000 } from './1764000040000-billing.js';
+import { SigningError1764000030000 } from './1764000030000-signing-error.js';
+import { OutboxTraceContext1764000031000 } from './1764000031000-outbox-trace-context.js';
+import { TenantPlanSync1764000060000 } from './1764000060000-tenant-plan-sync.js';
 
 /** Every migration, in order. Listed explicitly: glob loading does not work for TypeScript sources under vitest. */
 export const migrations = [
@@ -15,4 +24,13 @@ export const migrations = [
   Webhooks1764000003000,
   SchemaRegistry1764000004000,
   OutboxRetention1764000005000,
+  WebhookSecretKeyedHash1764000008000,
+  Accounts1764000010000,
+  AuditQueryIndexes1764000013000,
+  Connectors1764000020000,
+  SigningError1764000030000,
+  OutboxTraceContext1764000031000,
+  Billing1764000040000,
+  Saml1764000050000,
+  TenantPlanSync1764000060000,
 ];

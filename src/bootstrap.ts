@@ -1,15 +1,37 @@
 import { randomUUID } from 'node:crypto';
 import type { INestApplication, LoggerService } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import type { NestExpressApplication } from '@nestjs/platform-express';
+import { ExpressAdapter, type NestExpressApplication } from '@nestjs/platform-express';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { AppModule } from './app.module.js';
+import type { Server } from 'node:http';
+import helmet from 'helmet';
+import { AppModule, type AppOverrides } from './app.module.js';
 import { JsonTooDeepError, MAX_JSON_BODY_DEPTH, jsonDepthExceeds } from './common/json-depth.js';
 import { JsonLogger } from './common/logger.js';
+import { MetricsService } from './metrics/metrics.service.js';
 import { requestContext } from './common/request-context.js';
 import type { AppConfig } from './config/app-config.js';
 import { ensureDatabase, runMigrations } from './database/data-source.js';
 import { mountOpenApi } from './openapi/setup.js';
+import { AuditService } from './audit/audit.service.js';
+import { DASHBOARD_PATH, queueDashboard } from './queue/dashboard.js';
+import { ALL_QUEUES } from './queue/queues.js';
+import { RedisService } from './redis/redis.module.js';
+import { getQueueToken } from '@nestjs/bullmq';
+import type { Queue } from 'bullmq';
+import { DataSource } from 'typeorm';
+
+/**
+ * helmet's defaults, with what the served pages need: Swagger UI (/docs) styles itself inline and
+ * shows data: images. An API answering JSON needs nothing more.
+ */
+const CONTENT_SECURITY_POLICY = {
+  defaultSrc: ["'self'"],
+  scriptSrc: ["'self'"],
+  styleSrc: ["'self'", "'unsafe-inline'"],
+  imgSrc: ["'self'", 'data:'],
+  frameAncestors: ["'none'"],
+};
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
@@ -50,26 +72,101 @@ function requestScope(logger: LoggerService) {
   };
 }
 
-export async function createApp(config: AppConfig, logger: LoggerService = new JsonLogger(config.env.LOG_LEVEL)) {
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.register(config), {
-    logger,
-    bodyParser: false,
-    abortOnError: false,
-  });
+/** Express `trust proxy` from TRUST_PROXY: off, true, a hop count, or a list of addresses and subnets. */
+export function trustProxySetting(value: string): boolean | number | string[] {
+  const v = value.trim();
+  if (v === '' || v === 'false') return false;
+  if (v === 'true') return true;
+  if (/^\d+$/.test(v)) return Number(v);
+  return v.split(',').map((p) => p.trim());
+}
+
+/**
+ * Node's own defaults let a client hold a connection for minutes, and S15's health routes take no
+ * credentials. Headers get a short bound (slow-header attacks); a whole request a long one, so a 50 MB
+ * upload on a slow link still fits; a connection that falls silent is cut sooner than that.
+ */
+export function applyServerTimeouts(server: Server, config: AppConfig): void {
+  const env = config.env;
+  server.headersTimeout = env.HTTP_HEADERS_TIMEOUT_MS;
+  server.requestTimeout = env.HTTP_REQUEST_TIMEOUT_MS;
+  server.keepAliveTimeout = env.HTTP_KEEP_ALIVE_TIMEOUT_MS;
+  server.timeout = env.HTTP_IDLE_TIMEOUT_MS;
+  // Header and request time-outs are enforced by a sweep at this interval (Node's default, 30 s, would
+  // let a 20 s header bound run to 50 s). A constructor option, which Nest does not pass, that Node reads
+  // from the server when it starts listening.
+  (server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval = Math.min(
+    30_000,
+    Math.max(100, Math.floor(env.HTTP_HEADERS_TIMEOUT_MS / 4)),
+  );
+}
+
+export async function createApp(
+  config: AppConfig,
+  logger: LoggerService = new JsonLogger(config.env.LOG_LEVEL),
+  overrides: AppOverrides = {},
+) {
+  const server = express();
+  // Paths match exactly as written: express would otherwise route /ADMIN/... and /list/ to /admin/... and /list.
+  // (The authentication step reads route metadata, not the path; this keeps one spelling per route.)
+  server.set('case sensitive routing', true);
+  server.set('strict routing', true);
+  server.set('trust proxy', trustProxySetting(config.env.TRUST_PROXY));
+  const pinoLogger = logger instanceof JsonLogger ? logger.pino : undefined;
+  const app = await NestFactory.create<NestExpressApplication>(
+    AppModule.register(config, overrides, pinoLogger),
+    new ExpressAdapter(server),
+    {
+      logger,
+      bodyParser: false,
+      abortOnError: false,
+    },
+  );
   app.disable('x-powered-by');
+  applyServerTimeouts(app.getHttpServer() as Server, config);
+  app.use(helmet({ contentSecurityPolicy: { directives: CONTENT_SECURITY_POLICY } }));
   app.use(requestScope(logger));
+  app.use(app.get(MetricsService).httpMiddleware());
   // JSON bodies are small by nature; file uploads are multipart and streamed by their own handler.
   app.use(
     express.json({
       limit: config.env.JSON_BODY_LIMIT_BYTES,
       type: ['application/json', 'application/*+json'],
-      verify: (_req, _res, buf) => {
+      verify: (req, _res, buf) => {
         if (jsonDepthExceeds(buf, MAX_JSON_BODY_DEPTH)) throw new JsonTooDeepError(MAX_JSON_BODY_DEPTH);
+        // Signed webhooks (Stripe) are verified over the exact bytes received, not a re-serialisation.
+        (req as typeof req & { rawBody?: Buffer }).rawBody = buf;
       },
     }),
   );
   app.enableShutdownHooks();
-  if (config.runsApi) mountOpenApi(app, config.version);
+  if (config.runsApi) {
+    mountOpenApi(app, config.version);
+    mountQueueDashboard(app, config);
+  }
   await app.init();
   return app as INestApplication & NestExpressApplication;
+}
+
+/** The operators' queue dashboard (src/queue/dashboard.ts): its own guard, one-time links, an audit entry per login. */
+function mountQueueDashboard(app: NestExpressApplication, config: AppConfig): void {
+  const redis = app.get(RedisService);
+  const audit = app.get(AuditService);
+  const ds = app.get(DataSource);
+  app.use(
+    DASHBOARD_PATH,
+    queueDashboard({
+      adminSecret: config.secrets.adminJwtSecret,
+      redis: redis.client,
+      usedLinkKey: (jti) => redis.key('dashboard-link', jti),
+      queues: ALL_QUEUES.map((name) => app.get<Queue>(getQueueToken(name), { strict: false })),
+      onLogin: (subject, req) =>
+        audit.record(ds.manager, {
+          tenantId: null,
+          action: 'admin.dashboard_login',
+          actor: `admin:${subject}`,
+          ipAddress: req.ip ?? null,
+        }),
+    }),
+  );
 }

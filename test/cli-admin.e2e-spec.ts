@@ -1,7 +1,11 @@
 import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from './helpers/app.js';
-import { distCli, requireBuild, runNode } from './helpers/processes.js';
+import { adminClient, testDatabaseUrl } from './helpers/database.js';
+import { distCli, projectRoot, requireBuild, runNode } from './helpers/processes.js';
 
 /** The operator's way in (S6): the built `sdf admin` commands against the same database and secrets. */
 describe('sdf admin (operator CLI)', () => {
@@ -88,5 +92,97 @@ describe('sdf admin (operator CLI)', () => {
     const rows: { private_key_enc: string }[] = await t.ds.query(`SELECT private_key_enc FROM signing_keys`);
     expect(rows.length).toBeGreaterThan(0);
     for (const row of rows) expect(row.private_key_enc).toMatch(/^v2\./);
+  });
+
+  describe('run from another folder', () => {
+    let elsewhere: string;
+    beforeAll(() => {
+      elsewhere = mkdtempSync(join(tmpdir(), 'sdf-cli-cwd-'));
+    });
+    afterAll(() => rmSync(elsewhere, { recursive: true, force: true }));
+
+    const withoutSecrets = () => {
+      const rest = { ...env };
+      delete rest.JWT_SECRET;
+      delete rest.ADMIN_JWT_SECRET;
+      delete rest.MASTER_KEY;
+      return rest;
+    };
+
+    it("uses the service's secrets file, and the service accepts what it mints", async () => {
+      const secretsFile = join(elsewhere, 'service-secrets.json');
+      writeFileSync(
+        secretsFile,
+        JSON.stringify({
+          jwt_secret: t.config.secrets.jwtSecret,
+          admin_jwt_secret: t.config.secrets.adminJwtSecret,
+          master_key: env.MASTER_KEY,
+        }),
+        { mode: 0o600 },
+      );
+      const token = await runNode(
+        [distCli, 'admin', 'token', '--subject', 'bob'],
+        { ...withoutSecrets(), SECRETS_FILE: secretsFile },
+        undefined,
+        elsewhere,
+      );
+      expect(token.code).toBe(0);
+      await t
+        .http()
+        .get('/admin/queues/sign-sdf/failed')
+        .set('Authorization', `Bearer ${token.stdout.trim()}`)
+        .expect(200);
+    });
+
+    it('refuses without secrets, naming the file it looked at (resolved against the project), and writes none', async () => {
+      const relative = `data/absent-${randomBytes(4).toString('hex')}.json`;
+      const run = await runNode(
+        [distCli, 'admin', 'token'],
+        { ...withoutSecrets(), SECRETS_FILE: relative },
+        undefined,
+        elsewhere,
+      );
+      expect(run.code).toBe(1);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toContain(join(projectRoot, relative));
+      expect(existsSync(join(projectRoot, relative))).toBe(false);
+      expect(existsSync(join(elsewhere, relative))).toBe(false);
+    });
+
+    it('a mistyped DATABASE_URL is an error naming the database, never a new database', async () => {
+      const name = `sdf_typo_${randomBytes(4).toString('hex')}`;
+      const run = await runNode(
+        [distCli, 'admin', 'create-tenant', '--name', 'Typo', '--slug', 'typo'],
+        { ...env, DATABASE_URL: testDatabaseUrl(name), DATABASE_AUTO_CREATE: 'true' },
+        undefined,
+        elsewhere,
+      );
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain(`database "${name}"`);
+      expect(run.stderr).toMatch(/does not exist/);
+      const client = await adminClient();
+      try {
+        const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+        expect(found.rowCount).toBe(0);
+      } finally {
+        await client.end();
+      }
+    });
+  });
+
+  it('tenant-token refuses a subject the service would refuse (exit 2), and mints one it accepts', async () => {
+    const tenantId = '00000000-0000-4000-8000-000000000001';
+    for (const subject of ['has space', 'x'.repeat(129), 'a/b', '']) {
+      const bad = await runNode([distCli, 'admin', 'tenant-token', '--tenant', tenantId, '--subject', subject], env);
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toMatch(/--subject/);
+      expect(bad.stdout).toBe('');
+    }
+    const good = await runNode(
+      [distCli, 'admin', 'tenant-token', '--tenant', tenantId, '--subject', 'svc.erp@acme:1'],
+      env,
+    );
+    expect(good.code).toBe(0);
+    expect(good.stdout.trim().split('.')).toHaveLength(3);
   });
 });

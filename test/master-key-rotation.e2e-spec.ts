@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CryptoBox } from '../src/common/crypto-box.js';
+import { openCredentials } from '../src/connectors/credentials.js';
 import { MasterKeyRotationError, rotateMasterKey } from '../src/signing/master-key-rotation.js';
 import { privateKeyAssociatedData, SigningKeysService } from '../src/signing/signing-keys.service.js';
 import { secretAssociatedData } from '../src/webhooks/webhooks.service.js';
@@ -27,6 +28,8 @@ describe('master key rotation (S7) and secrets in logs', () => {
   let t: TestApp;
   let tenants: TenantFixture[];
   let webhook: { id: string };
+  let connector: { id: string };
+  const erpPassword = randomBytes(18).toString('base64url');
   const webhookSecret = randomBytes(24).toString('base64url');
   const plaintexts = new Map<string, string>();
   const sealedRows = (): Promise<KeyRow[]> =>
@@ -55,6 +58,19 @@ describe('master key rotation (S7) and secrets in logs', () => {
         .post('/webhooks')
         .set('X-API-Key', tenants[1].apiKey)
         .send({ url: 'https://receiver.example/hook', secret: webhookSecret, events: ['document.signed'] })
+        .expect(201)
+    ).body as { id: string };
+    connector = (
+      await t
+        .http()
+        .post('/connectors/configure')
+        .set('X-API-Key', tenants[1].apiKey)
+        .send({
+          erp_type: 'ORACLE',
+          base_url: 'https://erp.example.com',
+          auth_type: 'basic',
+          credentials: { username: 'sdf', password: erpPassword },
+        })
         .expect(201)
     ).body as { id: string };
     const box1 = new CryptoBox(new Map([['1', k1]]), '1');
@@ -93,11 +109,13 @@ describe('master key rotation (S7) and secrets in logs', () => {
     );
     const result = await rotateMasterKey(t.ds, box, { batchSize: 2 });
     expect(result.currentKeyId).toBe('2');
-    expect(result.resealed).toBe(4);
+    expect(result.resealed).toBe(5);
     expect(result.columns.map((c) => `${c.table}.${c.column}`)).toEqual([
       'signing_keys.private_key_enc',
       'webhooks.secret_enc',
+      'connectors.credentials_enc',
     ]);
+    expect(result.columns[2]).toEqual({ table: 'connectors', column: 'credentials_enc', resealed: 1, current: 0 });
     expect(result.columns[0]).toEqual({ table: 'signing_keys', column: 'private_key_enc', resealed: 3, current: 0 });
     expect(result.columns[1]).toEqual({ table: 'webhooks', column: 'secret_enc', resealed: 1, current: 0 });
     // Readable with the new master key alone, and the same private keys as before.
@@ -110,6 +128,10 @@ describe('master key rotation (S7) and secrets in logs', () => {
       secret_enc: string;
     }[];
     expect(onlyNew.decryptString(secret_enc, secretAssociatedData(webhook.id))).toBe(webhookSecret);
+    const [{ credentials_enc }] = (await t.ds.query(`SELECT credentials_enc FROM connectors WHERE id = $1`, [
+      connector.id,
+    ])) as { credentials_enc: string }[];
+    expect(openCredentials(onlyNew, connector.id, credentials_enc)).toMatchObject({ password: erpPassword });
     // A second run has nothing left to do.
     const again = await rotateMasterKey(t.ds, box);
     expect(again.resealed).toBe(0);

@@ -5,9 +5,24 @@ import { CliUsageError } from './format-commands.js';
 
 /** The operator's way in (S6): mint admin tokens and bootstrap tenants and keys from the command line. */
 
-async function loadConfig(): Promise<AppConfig> {
-  const { AppConfig } = await import('../config/app-config.js');
-  return AppConfig.fromEnv(process.env);
+/** Raised when the command line refuses to act on this configuration (exit 1, with the reason). */
+export class CliRefusal extends Error {}
+
+/**
+ * The service's configuration, paths resolved against the project. The command line never generates
+ * secrets: without the service's secrets file (or the variables) it refuses and names the file.
+ */
+async function loadConfig(overrides: NodeJS.ProcessEnv = {}): Promise<AppConfig> {
+  const [{ AppConfig }, { SecretsMissingError }] = await Promise.all([
+    import('../config/app-config.js'),
+    import('../config/secrets.js'),
+  ]);
+  try {
+    return AppConfig.fromEnv({ ...process.env, ...overrides }, { generateSecrets: false });
+  } catch (err) {
+    if (err instanceof SecretsMissingError) throw new CliRefusal(err.message);
+    throw err;
+  }
 }
 
 function operatorActor(): string {
@@ -25,18 +40,24 @@ function operatorActor(): string {
  * the command line goes through the same services, transactions and audit entries as the admin API.
  */
 async function withServices<T>(fn: (get: <S>(token: new (...args: never[]) => S) => S) => Promise<T>): Promise<T> {
-  const [{ NestFactory }, { AppModule }, { prepareDatabase }, { JsonLogger }] = await Promise.all([
-    import('@nestjs/core'),
-    import('../app.module.js'),
-    import('../bootstrap.js'),
-    import('../common/logger.js'),
-  ]);
-  const { AppConfig } = await import('../config/app-config.js');
-  const config = AppConfig.fromEnv({ ...process.env, PROCESS_ROLE: 'api' });
+  const [{ NestFactory }, { AppModule }, { assertDatabaseReady, DatabaseNotReadyError }, { JsonLogger }] =
+    await Promise.all([
+      import('@nestjs/core'),
+      import('../app.module.js'),
+      import('../database/data-source.js'),
+      import('../common/logger.js'),
+    ]);
+  const config = await loadConfig({ PROCESS_ROLE: 'api' });
   const logger = new JsonLogger(process.env.LOG_LEVEL === 'debug' ? 'debug' : 'error', (line) =>
     process.stderr.write(line + '\n'),
   );
-  await prepareDatabase(config, logger);
+  // Only the service creates and migrates databases (DATABASE_AUTO_CREATE is the service's setting).
+  try {
+    await assertDatabaseReady(config.env.DATABASE_URL);
+  } catch (err) {
+    if (err instanceof DatabaseNotReadyError) throw new CliRefusal(err.message);
+    throw err;
+  }
   const ctx = await NestFactory.createApplicationContext(AppModule.register(config), { logger, abortOnError: false });
   try {
     return await fn((token) => ctx.get(token));
@@ -65,12 +86,39 @@ export function registerAdminCommands(program: Command): void {
     });
 
   admin
+    .command('dashboard-link')
+    .description('print a one-time link to the queue dashboard (valid 5 minutes; opening it sets a 15-minute session)')
+    .option('--subject <name>', 'who the link is for (audit actor admin:<name>)', 'operator')
+    .option(
+      '--base-url <url>',
+      'the service as the browser reaches it (default PUBLIC_BASE_URL, else http://localhost:PORT)',
+    )
+    .action(async (opts: { subject: string; baseUrl?: string }) => {
+      const { signDashboardLink, DASHBOARD_PATH } = await import('../queue/dashboard.js');
+      const config = await loadConfig();
+      const base = (opts.baseUrl ?? config.env.PUBLIC_BASE_URL ?? `http://localhost:${config.env.PORT}`).replace(
+        /\/+$/,
+        '',
+      );
+      const ticket = signDashboardLink(config.secrets.adminJwtSecret, opts.subject);
+      process.stdout.write(`${base}${DASHBOARD_PATH}/login?ticket=${ticket}\n`);
+    });
+
+  admin
     .command('tenant-token')
     .description('mint a tenant JWT (HS256) for a service account of a tenant')
     .requiredOption('--tenant <id>', 'tenant id (UUID)')
     .option('--subject <id>', 'the sub claim: user or service id', 'service')
     .action(async (opts: { tenant: string; subject: string }) => {
-      const { signTenantToken } = await import('../auth/tokens.js');
+      const [{ signTenantToken, SUBJECT }, { isUuid }] = await Promise.all([
+        import('../auth/tokens.js'),
+        import('../common/uuid.pipe.js'),
+      ]);
+      // The service refuses a token whose sub breaks this rule; minting one would only fail later.
+      if (!SUBJECT.test(opts.subject)) {
+        throw new CliUsageError('--subject must be 1 to 128 of A-Z a-z 0-9 . _ @ : -');
+      }
+      if (!isUuid(opts.tenant)) throw new CliUsageError('--tenant must be a tenant id (UUID)');
       const config = await loadConfig();
       process.stdout.write(
         signTenantToken(

@@ -11,6 +11,7 @@ import {
   signArchive,
   verifyArchive,
   type KeyLookup,
+  type PackMetaInput,
   type PublicKeyInfo,
   type SignatureAlgorithm,
   type ValidationResult,
@@ -47,9 +48,15 @@ async function keyLookupFrom(options: KeyOptions): Promise<KeyLookup | undefined
   let jwks: { keys?: (JsonWebKey & { kid?: string })[] } | undefined;
   if (options.jwks) jwks = await readJson(options.jwks);
   if (options.jwksUrl) {
-    const response = await fetch(options.jwksUrl, { signal: AbortSignal.timeout(10_000) });
-    if (!response.ok) throw new CliUsageError(`${options.jwksUrl} answered ${response.status}`);
-    jwks = (await response.json()) as typeof jwks;
+    // jose fetches and checks the JWK set (time-out, content type, shape).
+    const { createRemoteJWKSet } = await import('jose');
+    const remote = createRemoteJWKSet(new URL(options.jwksUrl), { timeoutDuration: 10_000 });
+    try {
+      await remote.reload();
+    } catch (error) {
+      throw new CliUsageError(`${options.jwksUrl}: ${(error as Error).message}`);
+    }
+    jwks = remote.jwks() as typeof jwks;
   }
   if (!jwks) return undefined;
   if (!Array.isArray(jwks.keys)) throw new CliUsageError('the JWK set has no "keys" array');
@@ -124,8 +131,9 @@ export function registerFormatCommands(program: Command): void {
     .description('build an SDF file from data, schema and meta fields (validated before writing)')
     .requiredOption('--data <file>', 'data.json')
     .requiredOption('--schema <file>', 'schema.json')
-    .requiredOption('--type <document_type>', 'document type')
-    .requiredOption('--issuer <name>', 'issuer name')
+    .option('--meta <file>', 'meta fields as JSON (document_type, issuer, issuer_id, recipient, schema_id, locale)')
+    .option('--type <document_type>', 'document type (overrides --meta)')
+    .option('--issuer <name>', 'issuer name (overrides --meta)')
     .requiredOption('-o, --out <file>', 'output .sdf file')
     .option('--issuer-id <id>')
     .option('--recipient <name>')
@@ -133,21 +141,20 @@ export function registerFormatCommands(program: Command): void {
     .option('--locale <tag>')
     .option('--pdf <file>', 'visual.pdf (rendered from data when absent)')
     .action(async (o: Record<string, string | undefined>) => {
-      const { archive, meta } = await pack({
+      const meta = { ...(o.meta ? await readMetaFields(o.meta) : {}) };
+      const flags = { document_type: o.type, issuer: o.issuer, issuer_id: o.issuerId, recipient: o.recipient };
+      for (const [key, value] of Object.entries({ ...flags, schema_id: o.schemaId, locale: o.locale })) {
+        if (value !== undefined) meta[key] = value;
+      }
+      if (!meta.document_type || !meta.issuer) throw new CliUsageError('give --type and --issuer, or --meta with both');
+      const { archive, meta: written } = await pack({
         data: await readJson(o.data!),
         schema: await readJson(o.schema!),
-        meta: {
-          document_type: o.type!,
-          issuer: o.issuer!,
-          issuer_id: o.issuerId,
-          recipient: o.recipient,
-          schema_id: o.schemaId,
-          locale: o.locale,
-        },
+        meta: meta as unknown as PackMetaInput,
         pdf: o.pdf ? await readInput(o.pdf) : undefined,
       });
       await writeFile(o.out!, archive);
-      process.stdout.write(`${o.out} document_id=${meta.document_id}\n`);
+      process.stdout.write(`${o.out} document_id=${written.document_id}\n`);
     });
 
   program
@@ -212,3 +219,20 @@ export function registerFormatCommands(program: Command): void {
 }
 
 export { CliUsageError };
+
+const META_FIELDS = ['document_type', 'issuer', 'issuer_id', 'recipient', 'schema_id', 'locale'];
+
+/** The producer's meta inputs; sdf_version, document_id and created_at are always generated (rule 10). */
+async function readMetaFields(file: string): Promise<Record<string, string>> {
+  const raw = await readJson(file);
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    throw new CliUsageError(`${file}: not a JSON object`);
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(raw)) {
+    if (!META_FIELDS.includes(key))
+      throw new CliUsageError(`${file}: ${key} is not a field pack takes (${META_FIELDS.join(', ')})`);
+    if (typeof value !== 'string') throw new CliUsageError(`${file}: ${key} must be a string`);
+    out[key] = value;
+  }
+  return out;
+}

@@ -2,7 +2,7 @@
 import { Command, CommanderError } from 'commander';
 import { SdfError } from '../sdf/index.js';
 import { AppError } from '../common/errors.js';
-import { registerAdminCommands } from './admin-commands.js';
+import { CliRefusal, registerAdminCommands } from './admin-commands.js';
 import { CliUsageError, registerFormatCommands } from './format-commands.js';
 
 /** Exit codes: 0 ok, 1 SDF error, 2 usage error, 3 internal error. */
@@ -33,6 +33,10 @@ function exitCodeFor(error: unknown): number {
     process.stderr.write(`sdf: ${error.message}\n`);
     for (const detail of error.details) process.stderr.write(`  ${detail.path || '/'}: ${detail.message}\n`);
     return error.status >= 500 ? EXIT.internal : error.status === 400 ? EXIT.usage : EXIT.sdf;
+  }
+  if (error instanceof CliRefusal) {
+    process.stderr.write(`sdf: ${error.message}\n`);
+    return EXIT.sdf;
   }
   if (error instanceof CliUsageError) {
     process.stderr.write(`sdf: ${error.message}\n`);

@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseEnv, type Env } from './env.js';
 import { resolveSecrets, type Secrets } from './secrets.js';
@@ -31,9 +31,14 @@ export class AppConfig {
     readonly secrets: Secrets,
   ) {}
 
-  static fromEnv(source: NodeJS.ProcessEnv = process.env): AppConfig {
-    const env = parseEnv(source);
-    return new AppConfig(env, resolveSecrets(env));
+  /**
+   * `generateSecrets`: only the service may create the secrets file (self-hosted quick start); the
+   * command line reads it and refuses without it, so an operator can never mint tokens or seal keys
+   * under secrets the service does not share.
+   */
+  static fromEnv(source: NodeJS.ProcessEnv = process.env, options: { generateSecrets?: boolean } = {}): AppConfig {
+    const env = resolveConfiguredPaths(parseEnv(source));
+    return new AppConfig(env, resolveSecrets(env, { generate: options.generateSecrets ?? false }));
   }
 
   get isManaged(): boolean {
@@ -52,4 +57,15 @@ export class AppConfig {
   get runsWorkers(): boolean {
     return this.env.PROCESS_ROLE !== 'api';
   }
+}
+
+/** Relative paths in the configuration name places in the project, whatever folder a command runs from. */
+export function resolveConfiguredPaths(env: Env, root: string = projectRoot): Env {
+  const at = (p: string) => (isAbsolute(p) ? p : resolve(root, p));
+  return {
+    ...env,
+    SECRETS_FILE: at(env.SECRETS_FILE),
+    STORAGE_LOCAL_DIR: at(env.STORAGE_LOCAL_DIR),
+    UPLOAD_TMP_DIR: env.UPLOAD_TMP_DIR === undefined ? undefined : at(env.UPLOAD_TMP_DIR),
+  };
 }

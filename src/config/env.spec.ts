@@ -40,6 +40,16 @@ describe('parseEnv', () => {
     expect(parseEnv({ STORAGE_DRIVER: 'local' }).STORAGE_DRIVER).toBe('local');
   });
 
+  it('refuses a headers time-out longer than the request time-out', () => {
+    expect(() => parseEnv({ HTTP_HEADERS_TIMEOUT_MS: '30000', HTTP_REQUEST_TIMEOUT_MS: '20000' })).toThrow(
+      /HTTP_HEADERS_TIMEOUT_MS: must not exceed HTTP_REQUEST_TIMEOUT_MS/,
+    );
+    expect(() => parseEnv({ HTTP_HEADERS_TIMEOUT_MS: '700000' })).toThrow(/HTTP_HEADERS_TIMEOUT_MS/);
+    expect(parseEnv({ HTTP_HEADERS_TIMEOUT_MS: '500', HTTP_REQUEST_TIMEOUT_MS: '1000' }).HTTP_REQUEST_TIMEOUT_MS).toBe(
+      1000,
+    );
+  });
+
   it('refuses the same secret for tenant and admin tokens', () => {
     const same = 'x'.repeat(40);
     expect(() => parseEnv({ JWT_SECRET: same, ADMIN_JWT_SECRET: same })).toThrow(/must differ/);

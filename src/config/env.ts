@@ -19,10 +19,28 @@ const secret = z.string().min(32, 'must be at least 32 characters');
 export const envSchema = z.object({
   PORT: port.default(3000),
   HOST: z.string().default('0.0.0.0'),
+  // HTTP server time-outs (README, "HTTP time-outs"): a client gets this long to send its request headers
+  // (slow-header attacks), this long for a whole request (a 50 MB upload at about 0.7 Mbit/s), may stay
+  // silent this long mid-request, and an idle keep-alive connection is closed after this long.
+  HTTP_HEADERS_TIMEOUT_MS: positiveInt.default(20_000),
+  HTTP_REQUEST_TIMEOUT_MS: positiveInt.default(600_000),
+  HTTP_IDLE_TIMEOUT_MS: positiveInt.default(60_000),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: positiveInt.default(5_000),
+  // S15: /health/ready answers from a result this old at most (0: every call checks, concurrent ones share).
+  READINESS_CACHE_MS: z.coerce.number().int().min(0).default(1_000),
   DEPLOYMENT_MODE: z.enum(['self-hosted', 'managed']).default('self-hosted'),
   PROCESS_ROLE: z.enum(['api', 'worker', 'all']).default('all'),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   PUBLIC_BASE_URL: z.url().optional(),
+
+  // Prometheus metrics: GET /metrics on the API with `Authorization: Bearer <METRICS_TOKEN>`, or on a port
+  // of their own (METRICS_PORT, also the worker's health probe). Neither set: no /metrics (404).
+  METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  METRICS_PORT: port.optional(),
+
+  // OpenTelemetry: traces are exported over OTLP/HTTP when set (src/telemetry/register.ts); the other
+  // standard OTEL_* variables are read by the OpenTelemetry SDK itself.
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
 
   DATABASE_URL: z.url().default('postgres://postgres@127.0.0.1:5432/sdf'),
   DATABASE_AUTO_CREATE: bool.default(true),
@@ -54,6 +72,12 @@ export const envSchema = z.object({
 
   RATE_LIMIT_DEFAULT_RPM: positiveInt.default(60),
   RATE_LIMIT_WINDOW_SECONDS: positiveInt.default(60),
+  // Failed authentication per client address and window; past the limit the address gets 429.
+  AUTH_FAILURE_LIMIT: positiveInt.default(30),
+  AUTH_FAILURE_WINDOW_SECONDS: positiveInt.default(60),
+  // Express `trust proxy`: empty (off), `true`, a hop count, or a list of addresses/subnets of the proxies
+  // whose X-Forwarded-For names the client (per-address throttles and audit addresses depend on it).
+  TRUST_PROXY: z.string().default(''),
   JSON_BODY_LIMIT_BYTES: positiveInt.default(1024 * 1024),
   // S14: largest schema the registry accepts, measured as canonical JSON.
   SCHEMA_MAX_BYTES: positiveInt.default(256 * 1024),
@@ -80,6 +104,8 @@ export const envSchema = z.object({
   VALIDATION_TIMEOUT_MS: positiveInt.default(10_000),
   VALIDATION_MAX_MEMORY_MB: positiveInt.default(512),
   VALIDATE_SDF_CONCURRENCY: positiveInt.default(4),
+  // Validation jobs of one tenant running at once across all workers (default: half of the concurrency).
+  VALIDATE_TENANT_CONCURRENCY: positiveInt.optional(),
   // S9: sign-sdf has its own queue and workers, so signing never waits behind a validation backlog.
   SIGN_SDF_CONCURRENCY: positiveInt.default(2),
   WORKER_LOCK_DURATION_MS: positiveInt.default(30_000),
@@ -88,14 +114,58 @@ export const envSchema = z.object({
   PENDING_SWEEP_INTERVAL_MS: positiveInt.default(60_000),
   PENDING_SWEEP_AGE_MS: positiveInt.default(120_000),
 
+  // Managed deployment accounts (M1): mail, login throttling, session lifetime.
+  SMTP_URL: z.url().optional(),
+  MAIL_FROM: z.string().min(3).default('SDF <no-reply@localhost>'),
+  EMAIL_RETRY_BASE_DELAY_MS: positiveInt.default(5000),
+  LOGIN_FAILURE_LIMIT_PER_ACCOUNT: positiveInt.default(5),
+  LOGIN_FAILURE_LIMIT_PER_ADDRESS: positiveInt.default(50),
+  LOGIN_FAILURE_WINDOW_SECONDS: positiveInt.default(900),
+  REFRESH_TOKEN_TTL_DAYS: positiveInt.default(30),
+
   // Webhooks (S9, S10). Unset WEBHOOK_ALLOW_PRIVATE_TARGETS follows the deployment: allowed self-hosted, refused managed.
   WEBHOOK_ALLOW_PRIVATE_TARGETS: bool.optional(),
   WEBHOOK_TIMEOUT_MS: positiveInt.default(10_000),
   WEBHOOK_RETRY_BASE_DELAY_MS: positiveInt.default(2000),
   WEBHOOK_DISPATCH_INTERVAL_MS: positiveInt.default(1000),
   WEBHOOK_CONCURRENCY: positiveInt.default(10),
+  // Deliveries of one tenant in flight at once across all workers (default: half of WEBHOOK_CONCURRENCY).
+  WEBHOOK_TENANT_CONCURRENCY: positiveInt.optional(),
+  // Webhooks a tenant may register.
+  WEBHOOKS_PER_TENANT: positiveInt.default(10),
+  // Jobs out of attempts (the dead-letter queues) are kept this long and at most this many per queue.
+  FAILED_JOB_RETENTION_HOURS: positiveInt.default(720),
+  FAILED_JOB_RETENTION_COUNT: positiveInt.default(10_000),
   // Dispatched outbox events are kept this long (for inspection), then deleted; webhook jobs carry their own copy.
   OUTBOX_RETENTION_HOURS: positiveInt.default(168),
+
+  // SAML (C1): IdP metadata refreshed this often (0: only by the admin call), each fetch cut at the time-out.
+  SAML_METADATA_REFRESH_MINUTES: z.coerce.number().int().min(0).default(360),
+  SAML_METADATA_TIMEOUT_MS: positiveInt.default(10_000),
+  // ERP connectors (C2): each ERP call is cut at ERP_TIMEOUT_MS; 429, 5xx and connection errors are tried
+  // ERP_RETRY_ATTEMPTS times in all, ERP_RETRY_BASE_DELAY_MS doubling (at least the ERP's Retry-After).
+  ERP_TIMEOUT_MS: positiveInt.default(30_000),
+  ERP_RETRY_ATTEMPTS: positiveInt.default(4),
+  ERP_RETRY_BASE_DELAY_MS: positiveInt.default(1000),
+  // The erp-push job: attempts and exponential backoff base, jobs at once per worker process.
+  ERP_PUSH_ATTEMPTS: positiveInt.default(5),
+  ERP_PUSH_RETRY_BASE_DELAY_MS: positiveInt.default(10_000),
+  ERP_PUSH_CONCURRENCY: positiveInt.default(4),
+  // Health: a result is reused this long; the worker checks due connectors every ERP_HEALTH_INTERVAL_MS.
+  ERP_HEALTH_CACHE_SECONDS: positiveInt.default(60),
+  ERP_HEALTH_INTERVAL_MS: positiveInt.default(60_000),
+  // Managed deployment (M3): usage counted in Redis is written to PostgreSQL this often.
+  USAGE_FLUSH_INTERVAL_MS: positiveInt.default(10_000),
+  // Stripe. Without STRIPE_SECRET_KEY checkout and portal answer 503 BILLING_NOT_CONFIGURED.
+  STRIPE_SECRET_KEY: z.string().optional(),
+  STRIPE_WEBHOOK_SECRET: z.string().optional(),
+  STRIPE_PRICE_DEVELOPER: z.string().optional(),
+  STRIPE_PRICE_TEAM: z.string().optional(),
+  STRIPE_PRICE_BUSINESS: z.string().optional(),
+  // Where Checkout and the customer portal send the customer back.
+  STRIPE_RETURN_URL: z.url().optional(),
+  // Another Stripe API endpoint (scheme, host and port), e.g. a stand-in for tests. Unset: Stripe's own.
+  STRIPE_API_BASE: z.url().optional(),
 });
 
 /**
@@ -115,6 +185,20 @@ function conditionalProblems(raw: Record<string, string | undefined>): string[] 
       if (!raw[name]) problems.push(`${name}: required when STORAGE_DRIVER=s3`);
     }
   }
+  if (raw.STRIPE_SECRET_KEY) {
+    for (const name of [
+      'STRIPE_WEBHOOK_SECRET',
+      'STRIPE_PRICE_DEVELOPER',
+      'STRIPE_PRICE_TEAM',
+      'STRIPE_PRICE_BUSINESS',
+      'STRIPE_RETURN_URL',
+    ]) {
+      if (!raw[name]) problems.push(`${name}: required when STRIPE_SECRET_KEY is set`);
+    }
+  }
+  const headers = Number(raw.HTTP_HEADERS_TIMEOUT_MS ?? 20_000);
+  const request = Number(raw.HTTP_REQUEST_TIMEOUT_MS ?? 600_000);
+  if (headers > request) problems.push('HTTP_HEADERS_TIMEOUT_MS: must not exceed HTTP_REQUEST_TIMEOUT_MS');
   if (raw.JWT_SECRET && raw.JWT_SECRET === raw.ADMIN_JWT_SECRET) {
     problems.push('ADMIN_JWT_SECRET: must differ from JWT_SECRET');
   }

@@ -23,11 +23,11 @@ interface SecretsFile {
  * SECRETS_FILE (mode 0600) so that every process on the host agrees on it and restarts keep working.
  * Managed mode refuses to start without explicit secrets (env.ts).
  */
-export function resolveSecrets(env: Env): Secrets {
+export function resolveSecrets(env: Env, options: { generate: boolean } = { generate: false }): Secrets {
   let file: SecretsFile | undefined;
   let generatedFile: string | undefined;
   if (!env.JWT_SECRET || !env.ADMIN_JWT_SECRET || !env.MASTER_KEY) {
-    file = loadOrCreateSecretsFile(env.SECRETS_FILE);
+    file = options.generate ? loadOrCreateSecretsFile(env.SECRETS_FILE) : loadSecretsFile(env.SECRETS_FILE);
     generatedFile = env.SECRETS_FILE;
   }
   const masterKeys = new Map<string, Buffer>();
@@ -45,6 +45,26 @@ export function resolveSecrets(env: Env): Secrets {
     currentKeyId: env.MASTER_KEY_ID,
     generatedFile,
   };
+}
+
+/** Raised when secrets are neither configured nor in the file the service writes. */
+export class SecretsMissingError extends Error {
+  constructor(readonly file: string) {
+    super(
+      `no secrets: JWT_SECRET, ADMIN_JWT_SECRET and MASTER_KEY are not all set, and ${file} does not exist. ` +
+        'Start the service once (it writes that file) or set the variables, with the same values as the service.',
+    );
+    this.name = 'SecretsMissingError';
+  }
+}
+
+function loadSecretsFile(path: string): SecretsFile {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as SecretsFile;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new SecretsMissingError(path);
+    throw err;
+  }
 }
 
 function loadOrCreateSecretsFile(path: string): SecretsFile {

@@ -42,6 +42,37 @@ export async function ensureDatabase(databaseUrl: string): Promise<boolean> {
   }
 }
 
+/** Why the command line will not work on a database: it never creates or migrates one (the service does). */
+export class DatabaseNotReadyError extends Error {}
+
+/**
+ * The command line's check before it touches the database: the database named in DATABASE_URL exists
+ * and is migrated. A mistyped URL is reported, never turned into a new, empty database.
+ */
+export async function assertDatabaseReady(databaseUrl: string): Promise<void> {
+  const url = new URL(databaseUrl);
+  const where = `database "${decodeURIComponent(url.pathname.slice(1))}" on ${url.hostname}:${url.port || 5432}`;
+  const ds = new DataSource(dataSourceOptions(databaseUrl, 1));
+  try {
+    await ds.initialize();
+  } catch (err) {
+    if ((err as { code?: string }).code === '3D000') {
+      throw new DatabaseNotReadyError(
+        `${where} does not exist; check DATABASE_URL (the command line never creates a database: ` +
+          'the service does on its first start, with DATABASE_AUTO_CREATE)',
+      );
+    }
+    throw err;
+  }
+  try {
+    if (await ds.showMigrations()) {
+      throw new DatabaseNotReadyError(`${where} has pending migrations; start the service once (it migrates at start)`);
+    }
+  } finally {
+    await ds.destroy();
+  }
+}
+
 export async function runMigrations(databaseUrl: string): Promise<string[]> {
   const ds = new DataSource(dataSourceOptions(databaseUrl, 1));
   await ds.initialize();

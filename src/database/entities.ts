@@ -1,4 +1,10 @@
+import { AccountToken } from '../accounts/entities/account-token.entity.js';
+import { RecoveryCode } from '../accounts/entities/recovery-code.entity.js';
+import { Session } from '../accounts/entities/session.entity.js';
+import { User } from '../accounts/entities/user.entity.js';
 import { AuditLogEntry } from '../audit/entities/audit-log.entity.js';
+import { Connector } from '../connectors/entities/connector.entity.js';
+import { ErpPush } from '../connectors/entities/erp-push.entity.js';
 import { ApiKey } from '../auth/entities/api-key.entity.js';
 import { SdfDocument } from '../documents/entities/document.entity.js';
 import { OutboxEvent } from '../events/entities/outbox-event.entity.js';
@@ -17,4 +23,10 @@ export const entities = [
   Webhook,
   SigningKey,
   RegisteredSchema,
+  User,
+  Session,
+  AccountToken,
+  RecoveryCode,
+  Connector,
+  ErpPush,
 ];

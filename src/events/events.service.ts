@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { currentTraceMetadata } from '../telemetry/trace-context.js';
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { OutboxEvent } from './entities/outbox-event.entity.js';
 import type { EventData, EventName, EventPayload } from './events.js';
 
 /**
@@ -20,7 +20,11 @@ export class EventsService {
       document_id: data.document_id,
       data,
     };
-    await manager.save(manager.create(OutboxEvent, { id, tenant_id: tenantId, event, payload }));
+    // One INSERT on every state change's path (an entity `save` would first SELECT the row it creates).
+    await manager.query(
+      `INSERT INTO outbox_events (id, tenant_id, event, payload, trace_metadata) VALUES ($1, $2, $3, $4, $5)`,
+      [id, tenantId, event, JSON.stringify(payload), currentTraceMetadata()],
+    );
     return payload;
   }
 }

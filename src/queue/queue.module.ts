@@ -5,7 +5,9 @@ import type { ConnectionOptions } from 'bullmq';
 import { AppConfig } from '../config/app-config.js';
 import { redisOptions } from '../redis/redis.module.js';
 import { ProcessorCheck } from './processor-check.js';
-import { ALL_QUEUES, DEFAULT_JOB_OPTIONS } from './queues.js';
+import { BullMQOtel } from 'bullmq-otel';
+import { ALL_QUEUES, defaultJobOptions } from './queues.js';
+import { TenantSlots } from './tenant-slots.js';
 
 /**
  * Queue wiring in one place: the connection, the key prefix and the job defaults. Processors live in
@@ -20,12 +22,14 @@ import { ALL_QUEUES, DEFAULT_JOB_OPTIONS } from './queues.js';
       useFactory: (config: AppConfig) => ({
         connection: redisOptions(config.env.REDIS_URL) as ConnectionOptions,
         prefix: config.env.REDIS_PREFIX,
-        defaultJobOptions: DEFAULT_JOB_OPTIONS,
+        defaultJobOptions: defaultJobOptions(config),
+        // Trace context travels inside each job: a job's spans continue the trace that queued it.
+        telemetry: config.env.OTEL_EXPORTER_OTLP_ENDPOINT ? new BullMQOtel({ tracerName: 'sdf-service' }) : undefined,
       }),
     }),
     BullModule.registerQueue(...ALL_QUEUES.map((name) => ({ name }))),
   ],
-  providers: [ProcessorCheck],
-  exports: [BullModule],
+  providers: [ProcessorCheck, TenantSlots],
+  exports: [BullModule, TenantSlots],
 })
 export class QueueModule {}

@@ -1,5 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { CryptoBox } from '../common/crypto-box.js';
+import { credentialsAssociatedData } from '../connectors/credentials.js';
+import { rehashWebhookSecrets } from '../webhooks/secret-hash.js';
 import { secretAssociatedData } from '../webhooks/webhooks.service.js';
 import { privateKeyAssociatedData } from './signing-keys.service.js';
 
@@ -25,6 +27,12 @@ export const SEALED_COLUMNS: SealedColumn[] = [
     associatedData: (r) => privateKeyAssociatedData({ tenant_id: r.tenant_id, key_id: r.key_id }),
   },
   { table: 'webhooks', column: 'secret_enc', inputs: [], associatedData: (r) => secretAssociatedData(r.id) },
+  {
+    table: 'connectors',
+    column: 'credentials_enc',
+    inputs: [],
+    associatedData: (r) => credentialsAssociatedData(r.id),
+  },
 ];
 
 export interface ColumnRotation {
@@ -41,6 +49,8 @@ export interface MasterKeyRotationResult {
   currentKeyId: string;
   resealed: number;
   columns: ColumnRotation[];
+  /** Keyed hashes of webhook secrets recomputed under the current master key (S7, `webhooks.secret_hash`). */
+  rehashed: number;
 }
 
 export class MasterKeyRotationError extends Error {
@@ -63,7 +73,12 @@ export async function rotateMasterKey(
 ): Promise<MasterKeyRotationResult> {
   const batchSize = options.batchSize ?? 200;
   const currentPrefix = sealedPrefixOf(cryptoBox.encrypt(''));
-  const result: MasterKeyRotationResult = { currentKeyId: currentPrefix.slice(1), resealed: 0, columns: [] };
+  const result: MasterKeyRotationResult = {
+    currentKeyId: currentPrefix.slice(1),
+    resealed: 0,
+    columns: [],
+    rehashed: 0,
+  };
   for (const sealed of options.columns ?? SEALED_COLUMNS) {
     const entry: ColumnRotation = { table: sealed.table, column: sealed.column, resealed: 0, current: 0 };
     result.columns.push(entry);
@@ -116,6 +131,12 @@ export async function rotateMasterKey(
     entry.current = count - entry.resealed;
     result.resealed += entry.resealed;
   }
+  // A keyed hash is under a master key too: recompute the stale ones from the (now resealed) secrets.
+  const hashes = await rehashWebhookSecrets(dataSource, cryptoBox, { batchSize });
+  if (hashes.failed.length) {
+    throw new MasterKeyRotationError(`cannot recompute webhooks.secret_hash of row ${hashes.failed[0]}`);
+  }
+  result.rehashed = hashes.rehashed;
   return result;
 }
 

@@ -49,6 +49,7 @@ export class SigningController {
     description: 'The F9 result; an unsigned file is `valid: false` with a reason',
   })
   @ApiNotFoundResponse({ type: ErrorResponseDto, description: 'No such document for this tenant' })
+  @ApiConflictResponse({ type: ErrorResponseDto, description: 'INVALID_STATE: the document is pending or invalid' })
   async verify(
     @Tenant() auth: TenantAuth,
     @ClientIp() ip: string | null,

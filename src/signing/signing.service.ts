@@ -7,11 +7,12 @@ import { AuditService } from '../audit/audit.service.js';
 import type { TenantAuth } from '../auth/auth-context.js';
 import { AppError } from '../common/errors.js';
 import { DocumentsRepository } from '../documents/documents.repository.js';
+import { requireValidated } from '../documents/documents.service.js';
 import type { SdfDocument } from '../documents/entities/document.entity.js';
 import { ValidationExtensions } from '../documents/validation-extensions.js';
 import { ValidationPoolService } from '../documents/validation-pool.service.js';
 import { publicJobId, QueueName } from '../queue/queues.js';
-import { isSdfError, verifyArchive, type VerifyResult } from '../sdf/index.js';
+import type { VerifyResult } from '../sdf/index.js';
 import { STORAGE_DRIVER, type StorageDriver } from '../storage/storage-driver.js';
 import { SigningKey } from './entities/signing-key.entity.js';
 import { enqueueSigning } from './jobs/sign-sdf.job.js';
@@ -101,19 +102,15 @@ export class SigningService implements OnModuleInit {
   /**
    * F9 verification of the stored file against the tenant's keys, rotated ones included; audited
    * (S11). An unsigned or unreadable file is an answer (`valid: false` with the reason), not an error.
+   * Only a validated document is verified: a pending or invalid one is 409 INVALID_STATE.
    */
   async verify(actor: SigningActor, id: string): Promise<VerifyResult> {
     const tenantId = actor.auth.tenantId;
     const doc = await this.documents.findForTenant(tenantId, id);
     if (!doc) throw AppError.notFound('Document');
-    const file = await this.storage.getBuffer(doc.storage_key);
-    let result: VerifyResult;
-    try {
-      result = await verifyArchive(file, { keyLookup: this.keys.keyLookup(tenantId), limits: this.pool.limits });
-    } catch (err) {
-      if (!isSdfError(err)) throw err;
-      result = { valid: false, algorithm: null, key_id: null, signed_at: null, trusted: false, reason: err.message };
-    }
+    requireValidated(doc, 'verification');
+    // The archive is inflated and hashed in the validation pool, never on the API's event loop.
+    const result = await this.pool.verify(tenantId, await this.storage.getBuffer(doc.storage_key));
     await this.ds.transaction((m) =>
       this.audit.record(m, {
         tenantId,

@@ -48,6 +48,14 @@ export function documentKey(tenantId: string, documentId: string): string {
   return `tenants/${tenantId}/documents/${documentId}.sdf`;
 }
 
+/**
+ * The object key of a valid document's data.json, written by the validation job beside the file, so
+ * GET /data/:id streams bytes the pool already judged instead of inflating the archive on the API.
+ */
+export function documentDataKey(tenantId: string, documentId: string): string {
+  return `tenants/${tenantId}/documents/${documentId}.data.json`;
+}
+
 const SAFE_KEY = /^[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*$/;
 
 /** Keys are built by the service, but a driver never trusts one that could climb out of its root. */

@@ -9,6 +9,7 @@ import { DataSource } from 'typeorm';
 import { inject } from 'vitest';
 import { signAdminToken, signTenantToken } from '../../src/auth/tokens.js';
 import { createApp } from '../../src/bootstrap.js';
+import type { Clock } from '../../src/common/clock.js';
 import { JsonLogger } from '../../src/common/logger.js';
 import { AppConfig } from '../../src/config/app-config.js';
 import { createDatabaseFromTemplate, dropDatabase, testDatabaseUrl } from './database.js';
@@ -30,6 +31,8 @@ export interface StartOptions {
   shareWith?: TestApp;
   /** Receives every log line (JSON) of this instance; the level then defaults to debug. */
   logSink?: (line: string) => void;
+  /** The service's clock (billing periods); share one between instances to move them together. */
+  clock?: Clock;
 }
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -58,7 +61,7 @@ export async function startApp(options: StartOptions = {}): Promise<TestApp> {
     ...options.env,
   };
   const config = AppConfig.fromEnv(env);
-  const app = await createApp(config, new JsonLogger(config.env.LOG_LEVEL, options.logSink));
+  const app = await createApp(config, new JsonLogger(config.env.LOG_LEVEL, options.logSink), { clock: options.clock });
   const ds = app.get(DataSource);
   const server = app.getHttpServer();
   return {

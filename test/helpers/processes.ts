@@ -17,9 +17,9 @@ export interface RunResult {
   stderr: string;
 }
 
-export function runNode(args: string[], env: NodeJS.ProcessEnv, input?: string): Promise<RunResult> {
+export function runNode(args: string[], env: NodeJS.ProcessEnv, input?: string, cwd = projectRoot): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { cwd: projectRoot, env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, args, { cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

@@ -1,9 +1,12 @@
 import { Readable } from 'node:stream';
-import { Processor, WorkerHost } from '@nestjs/bullmq';
-import { Inject, Logger } from '@nestjs/common';
+import { OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
+import { Inject, Logger, Optional } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Job } from 'bullmq';
 import type { DataSource } from 'typeorm';
+import { AuditService } from '../../audit/audit.service.js';
+import { UsageMeter } from '../../billing/usage-meter.service.js';
+import { AppError } from '../../common/errors.js';
 import type { AppConfig } from '../../config/app-config.js';
 import { DocumentsRepository } from '../../documents/documents.repository.js';
 import { eventData } from '../../documents/documents.service.js';
@@ -54,8 +57,63 @@ export class SignSdfProcessor extends WorkerHost {
     private readonly events: EventsService,
     private readonly keys: SigningKeysService,
     private readonly pool: ValidationPoolService,
+    private readonly audit: AuditService,
+    @Optional() private readonly meter?: UsageMeter,
   ) {
     super();
+  }
+
+  /**
+   * A sign job out of attempts fails for good: the document stays `valid`, so the reason must be
+   * visible where a client polls (signing_error on GET /sdf/:id), in the log and in the audit trail.
+   * The reason shown to the tenant is the service's own message when it is one; anything else
+   * (a key that does not decrypt, storage down) is logged in full and summarised for the tenant.
+   */
+  @OnWorkerEvent('failed')
+  async onFailed(job: Job<SignSdfJob> | undefined, error: Error): Promise<void> {
+    if (!job || job.attemptsMade < (job.opts.attempts ?? 1)) return;
+    const { tenantId, documentId } = job.data;
+    const signingError = {
+      code: error instanceof AppError ? error.code : 'SIGNING_FAILED',
+      message:
+        error instanceof AppError
+          ? error.message
+          : `Signing failed after ${job.attemptsMade} attempts; POST /sign/:id tries again`,
+      failed_at: new Date().toISOString(),
+      attempts: job.attemptsMade,
+    };
+    this.logger.error({
+      msg: 'signing failed for good',
+      tenant_id: tenantId,
+      id: documentId,
+      job_id: job.id,
+      attempts: job.attemptsMade,
+      reason: error.message,
+    });
+    try {
+      await this.ds.transaction(async (m) => {
+        const [rows] = (await m.query(
+          `UPDATE documents SET signing_error = $3, updated_at = now() WHERE tenant_id = $1 AND id = $2 AND NOT is_signed
+           RETURNING id`,
+          [tenantId, documentId, JSON.stringify(signingError)],
+        )) as [{ id: string }[], number];
+        if (rows.length === 0) return;
+        await this.audit.record(m, {
+          tenantId,
+          action: 'sign.failed',
+          actor: 'system:sign-sdf',
+          resourceId: documentId,
+          metadata: { job_id: job.id, attempts: job.attemptsMade, code: signingError.code, reason: error.message },
+        });
+      });
+    } catch (err) {
+      this.logger.error({
+        msg: 'could not record the signing failure',
+        tenant_id: tenantId,
+        id: documentId,
+        reason: (err as Error).message,
+      });
+    }
   }
 
   async process(job: Job<SignSdfJob>): Promise<SignSdfOutcome> {
@@ -76,6 +134,7 @@ export class SignSdfProcessor extends WorkerHost {
       limits: this.pool.limits,
     });
 
+    let grown = 0;
     const settled = await this.ds.transaction(async (m) => {
       // The row lock makes a concurrent delete wait for this commit (and then remove the signed file
       // with the record), so an overwrite never lands after a delete and leaves an orphan behind.
@@ -90,6 +149,7 @@ export class SignSdfProcessor extends WorkerHost {
         fileSizeBytes: signed.length,
       });
       if (!updated) return null;
+      grown = signed.length - locked.file_size_bytes;
       // S10 signing event form: data carries the algorithm (and the key it was made with).
       await this.events.record(m, tenantId, 'document.signed', {
         ...eventData(updated),
@@ -99,6 +159,8 @@ export class SignSdfProcessor extends WorkerHost {
       return updated;
     });
     if (!settled) return { skipped: 'already-final' };
+    // M3: the signed file replaced the stored one; bytes stored now follow the committed size.
+    await this.meter?.adjustStorage(tenantId, grown);
     this.logger.log({
       msg: 'signed',
       tenant_id: tenantId,

@@ -1,0 +1,100 @@
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createDatabaseFromTemplate, dropDatabase, testDatabaseUrl } from './helpers/database.js';
+import { distCli, distMain, projectRoot, requireBuild, startNode, stop, type RunResult } from './helpers/processes.js';
+
+/** The shell block between the walkthrough markers of README.md, exactly as a reader sees it. */
+export function walkthroughScript(readme: string): string {
+  const match = /<!-- walkthrough:begin -->\s*```sh\n([\s\S]*?)```\s*<!-- walkthrough:end -->/.exec(readme);
+  if (!match) throw new Error('README.md has no walkthrough block');
+  return match[1];
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function runScript(script: string, cwd: string, env: NodeJS.ProcessEnv): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('bash', ['-e', '-o', 'pipefail', '-c', script], { cwd, env, timeout: 150_000 });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/**
+ * The README's walkthrough, taken from the README text itself, run by bash against a started service
+ * (the built `node dist/src/main.js`) with its own database, Redis prefix, storage and secrets file,
+ * which the service generates and the CLI then reads.
+ */
+describe('README walkthrough', () => {
+  let database: string;
+  let dir: string;
+  let service: ChildProcess;
+  let env: NodeJS.ProcessEnv;
+  let baseUrl: string;
+
+  beforeAll(async () => {
+    requireBuild(distMain);
+    requireBuild(distCli);
+    database = await createDatabaseFromTemplate(inject('templateDatabase'));
+    dir = mkdtempSync(join(tmpdir(), 'sdf-walkthrough-'));
+    const port = await freePort();
+    baseUrl = `http://127.0.0.1:${port}`;
+    env = {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      DATABASE_URL: testDatabaseUrl(database),
+      DATABASE_RUN_MIGRATIONS: 'false',
+      DATABASE_POOL_SIZE: '4',
+      REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
+      REDIS_PREFIX: `sdfw_${randomBytes(5).toString('hex')}`,
+      SECRETS_FILE: join(dir, 'secrets.json'),
+      STORAGE_LOCAL_DIR: join(dir, 'storage'),
+      VALIDATION_POOL_WORKERS: '1',
+      LOG_LEVEL: 'info',
+    };
+    const started = await startNode([distMain], { ...env, PORT: String(port), HOST: '127.0.0.1' }, (line) =>
+      line.includes('"listening"'),
+    );
+    service = started.child;
+  });
+
+  afterAll(async () => {
+    if (service) await stop(service);
+    if (database) await dropDatabase(database);
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('runs every command of the README as written', { timeout: 180_000 }, async () => {
+    const script = walkthroughScript(readFileSync(join(projectRoot, 'README.md'), 'utf8'));
+    expect(script).toContain('sdf -- admin create-tenant');
+    expect(existsSync(env.SECRETS_FILE!)).toBe(true);
+    // A reader's checkout, as far as the walkthrough uses it; the files it writes stay out of the repository.
+    const work = mkdtempSync(join(dir, 'checkout-'));
+    for (const entry of ['package.json', 'dist', 'examples']) symlinkSync(join(projectRoot, entry), join(work, entry));
+
+    const run = await runScript(script, work, { ...env, SDF_URL: baseUrl });
+    expect(run.stderr.replace(/^npm warn .*\n/gm, '')).toBe('');
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    expect(run.stdout.match(/VALID, trusted/g)).toHaveLength(2);
+    expect(existsSync(join(work, 'signed.sdf'))).toBe(true);
+  });
+});
