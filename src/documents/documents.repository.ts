@@ -1,7 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
+import type { AuditRecord } from '../audit/audit.service.js';
 import type { KeysetPosition } from '../common/cursor.js';
+import type { OutboxRow } from '../events/events.service.js';
 import { SdfDocument, type DocumentStatus, type SignatureAlgorithmName } from './entities/document.entity.js';
 import type { StoredValidation } from './validation-extensions.js';
 
@@ -24,6 +26,28 @@ export interface ValidationOutcome {
 /** The columns of a list item (DocumentListItemDto) and of the keyset cursor. */
 const LIST_COLUMNS = ['id', 'document_id', 'document_type', 'status', 'is_signed', 'file_size_bytes', 'created_at'];
 
+/**
+ * Every column but `meta` (read by GET /meta/:id alone). The hot paths (upload, the jobs, GET /sdf/:id)
+ * read and write documents with plain statements over this list: one round trip each, and no query
+ * building or entity mapping on every request.
+ */
+const DOCUMENT_COLUMNS = `id, tenant_id, document_id, document_type, schema_id, sdf_version, is_signed, status,
+  file_size_bytes, signature_algorithm, storage_key, idempotency_key, validation, validated_at, signing_error,
+  created_at, updated_at`;
+
+type DocumentRow = Omit<SdfDocument, 'file_size_bytes' | 'meta'> & { file_size_bytes: string | number };
+
+/** A row as the entity has it: bigint sizes come back from pg as strings (far below 2^53). */
+function toDocument(row: DocumentRow): SdfDocument {
+  return Object.assign(new SdfDocument(), row, { file_size_bytes: Number(row.file_size_bytes) });
+}
+
+/** The outbox INSERT of a statement that changes a document `d` (the event exists iff the change does). */
+const OUTBOX_FROM = (alias: string, first: number) =>
+  `INSERT INTO outbox_events (id, tenant_id, event, payload, trace_metadata)
+     SELECT $${first}::uuid, ${alias}.tenant_id, $${first + 1}, $${first + 2}::jsonb, $${first + 3} FROM ${alias}`;
+const outboxParams = (e: OutboxRow) => [e.id, e.event, JSON.stringify(e.payload), e.traceMetadata];
+
 /** Every document query takes the tenant (S5); the one exception is named for the sweeper that needs it. */
 @Injectable()
 export class DocumentsRepository {
@@ -33,8 +57,12 @@ export class DocumentsRepository {
     return m ?? this.ds.manager;
   }
 
-  findForTenant(tenantId: string, id: string, m?: EntityManager): Promise<SdfDocument | null> {
-    return this.manager(m).findOneBy(SdfDocument, { tenant_id: tenantId, id });
+  async findForTenant(tenantId: string, id: string, m?: EntityManager): Promise<SdfDocument | null> {
+    const rows = (await this.manager(m).query(
+      `SELECT ${DOCUMENT_COLUMNS} FROM documents WHERE tenant_id = $1 AND id = $2`,
+      [tenantId, id],
+    )) as DocumentRow[];
+    return rows[0] ? toDocument(rows[0]) : null;
   }
 
   /** The meta column alone (it is not selected by the other lookups): GET /meta/:id. */
@@ -46,29 +74,54 @@ export class DocumentsRepository {
     return rows[0]?.meta ?? null;
   }
 
-  findByIdempotencyKey(tenantId: string, key: string, m?: EntityManager): Promise<SdfDocument | null> {
-    return this.manager(m).findOneBy(SdfDocument, { tenant_id: tenantId, idempotency_key: key });
+  async findByIdempotencyKey(tenantId: string, key: string): Promise<SdfDocument | null> {
+    const rows = (await this.ds.query(
+      `SELECT ${DOCUMENT_COLUMNS} FROM documents WHERE tenant_id = $1 AND idempotency_key = $2`,
+      [tenantId, key],
+    )) as DocumentRow[];
+    return rows[0] ? toDocument(rows[0]) : null;
   }
 
-  async insert(m: EntityManager, doc: Partial<SdfDocument>): Promise<SdfDocument> {
-    const rows = (await m.query(
-      `INSERT INTO documents (id, tenant_id, document_id, document_type, schema_id, sdf_version, file_size_bytes,
-         storage_key, idempotency_key, meta)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`,
+  /**
+   * S2 + S11: the pending record, its audit entry and its event in one statement (atomic as one, and
+   * one round trip instead of a transaction of five). A duplicate Idempotency-Key fails it whole.
+   */
+  async insertUploaded(
+    doc: Pick<SdfDocument, 'id' | 'tenant_id' | 'document_id' | 'document_type' | 'schema_id' | 'sdf_version'> &
+      Pick<SdfDocument, 'file_size_bytes' | 'storage_key' | 'idempotency_key' | 'meta'>,
+    audit: Pick<AuditRecord, 'action' | 'actor' | 'ipAddress' | 'metadata'>,
+    event: OutboxRow,
+  ): Promise<SdfDocument> {
+    const rows = (await this.ds.query(
+      `WITH d AS (
+         INSERT INTO documents (id, tenant_id, document_id, document_type, schema_id, sdf_version, file_size_bytes,
+           storage_key, idempotency_key, meta)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+         RETURNING ${DOCUMENT_COLUMNS}
+       ), a AS (
+         INSERT INTO audit_log (tenant_id, action, resource_id, actor, ip_address, metadata)
+           SELECT d.tenant_id, $11, d.id, $12, $13, $14::jsonb FROM d
+       ), e AS (${OUTBOX_FROM('d', 15)})
+       SELECT * FROM d`,
       [
         doc.id,
         doc.tenant_id,
         doc.document_id,
-        doc.document_type ?? null,
-        doc.schema_id ?? null,
-        doc.sdf_version ?? '0.1',
+        doc.document_type,
+        doc.schema_id,
+        doc.sdf_version,
         doc.file_size_bytes,
         doc.storage_key,
-        doc.idempotency_key ?? null,
-        JSON.stringify(doc.meta ?? {}),
+        doc.idempotency_key,
+        JSON.stringify(doc.meta),
+        audit.action,
+        audit.actor,
+        audit.ipAddress ?? null,
+        JSON.stringify(audit.metadata ?? {}),
+        ...outboxParams(event),
       ],
-    )) as { id: string }[];
-    return (await this.findForTenant(doc.tenant_id!, rows[0]!.id, m))!;
+    )) as DocumentRow[];
+    return toDocument(rows[0]!);
   }
 
   /**
@@ -76,18 +129,32 @@ export class DocumentsRepository {
    * late run changes nothing. Returns the updated row, or null when there was nothing to settle.
    */
   async settleValidation(
-    m: EntityManager,
     tenantId: string,
     id: string,
     outcome: ValidationOutcome,
+    pending: SdfDocument,
+    event: (doc: SdfDocument) => OutboxRow,
   ): Promise<SdfDocument | null> {
-    const [rows] = (await m.query(
-      `UPDATE documents
-          SET status = $3, is_signed = $4, signature_algorithm = $5,
-              document_type = COALESCE(document_type, $6), sdf_version = COALESCE($7, sdf_version),
-              validation = $8, validated_at = now(), updated_at = now()
-        WHERE tenant_id = $1 AND id = $2 AND status = 'pending'
-        RETURNING id`,
+    // The event describes the row as this statement leaves it, which follows from the pending row the
+    // job read (only the job changes a pending row) and the outcome: built before, written with it.
+    const settled = toDocument({
+      ...pending,
+      status: outcome.status,
+      is_signed: outcome.isSigned,
+      signature_algorithm: outcome.signatureAlgorithm,
+      document_type: pending.document_type ?? outcome.documentType,
+      sdf_version: outcome.sdfVersion ?? pending.sdf_version,
+    });
+    const rows = (await this.ds.query(
+      `WITH d AS (
+         UPDATE documents
+            SET status = $3, is_signed = $4, signature_algorithm = $5,
+                document_type = COALESCE(document_type, $6), sdf_version = COALESCE($7, sdf_version),
+                validation = $8, validated_at = now(), updated_at = now()
+          WHERE tenant_id = $1 AND id = $2 AND status = 'pending'
+          RETURNING ${DOCUMENT_COLUMNS}
+       ), e AS (${OUTBOX_FROM('d', 9)})
+       SELECT * FROM d`,
       [
         tenantId,
         id,
@@ -97,41 +164,51 @@ export class DocumentsRepository {
         outcome.documentType,
         outcome.sdfVersion,
         JSON.stringify(outcome.validation),
+        ...outboxParams(event(settled)),
       ],
-    )) as [{ id: string }[], number];
-    if (rows.length === 0) return null;
-    return this.findForTenant(tenantId, id, m);
+    )) as DocumentRow[];
+    return rows[0] ? toDocument(rows[0]) : null;
   }
 
   /** The row locked for update (so a concurrent delete waits for the caller's commit), or null. */
-  lockForTenant(m: EntityManager, tenantId: string, id: string): Promise<SdfDocument | null> {
-    return m
-      .createQueryBuilder(SdfDocument, 'd')
-      .setLock('pessimistic_write')
-      .where('d.tenant_id = :tenantId AND d.id = :id', { tenantId, id })
-      .getOne();
+  async lockForTenant(m: EntityManager, tenantId: string, id: string): Promise<SdfDocument | null> {
+    const rows = (await m.query(
+      `SELECT ${DOCUMENT_COLUMNS} FROM documents WHERE tenant_id = $1 AND id = $2 FOR UPDATE`,
+      [tenantId, id],
+    )) as DocumentRow[];
+    return rows[0] ? toDocument(rows[0]) : null;
   }
 
   /**
-   * S3/S9: the signing job's write, conditional on the document still being `valid` and unsigned, so
-   * a repeated or late run changes nothing. Returns the updated row, or null when there was nothing to settle.
+   * S3/S9: the signing job's write and its document.signed event in one statement, conditional on the
+   * document still being `valid` and unsigned, so a repeated or late run changes nothing. Returns the
+   * updated row, or null when there was nothing to settle.
    */
   async settleSigning(
     m: EntityManager,
-    tenantId: string,
-    id: string,
+    locked: SdfDocument,
     outcome: { signatureAlgorithm: SignatureAlgorithmName; fileSizeBytes: number },
+    event: (doc: SdfDocument) => OutboxRow,
   ): Promise<SdfDocument | null> {
-    const [rows] = (await m.query(
-      `UPDATE documents
-          SET status = 'signed', is_signed = true, signature_algorithm = $3, file_size_bytes = $4, signing_error = NULL,
-              updated_at = now()
-        WHERE tenant_id = $1 AND id = $2 AND status = 'valid' AND NOT is_signed
-        RETURNING id`,
-      [tenantId, id, outcome.signatureAlgorithm, outcome.fileSizeBytes],
-    )) as [{ id: string }[], number];
-    if (rows.length === 0) return null;
-    return this.findForTenant(tenantId, id, m);
+    const settled = toDocument({
+      ...locked,
+      status: 'signed',
+      is_signed: true,
+      signature_algorithm: outcome.signatureAlgorithm,
+      file_size_bytes: outcome.fileSizeBytes,
+    });
+    const rows = (await m.query(
+      `WITH d AS (
+         UPDATE documents
+            SET status = 'signed', is_signed = true, signature_algorithm = $3, file_size_bytes = $4,
+                signing_error = NULL, updated_at = now()
+          WHERE tenant_id = $1 AND id = $2 AND status = 'valid' AND NOT is_signed
+          RETURNING ${DOCUMENT_COLUMNS}
+       ), e AS (${OUTBOX_FROM('d', 5)})
+       SELECT * FROM d`,
+      [locked.tenant_id, locked.id, outcome.signatureAlgorithm, outcome.fileSizeBytes, ...outboxParams(event(settled))],
+    )) as DocumentRow[];
+    return rows[0] ? toDocument(rows[0]) : null;
   }
 
   /** Deletes and returns the row (locked first, so a concurrent delete answers 404, not a second event). */

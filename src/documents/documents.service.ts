@@ -37,7 +37,10 @@ export interface Actor {
 
 const UNIQUE_VIOLATION = '23505';
 
-export function eventData(doc: SdfDocument, status: string = doc.status): EventData {
+export function eventData(
+  doc: Pick<SdfDocument, 'id' | 'document_id' | 'document_type' | 'schema_id'> & { status: string },
+  status: string = doc.status,
+): EventData {
   return {
     id: doc.id,
     document_id: doc.document_id,
@@ -99,27 +102,32 @@ export class DocumentsService {
 
     let doc: SdfDocument;
     try {
-      doc = await this.ds.transaction(async (m) => {
-        const created = await this.documents.insert(m, {
-          id,
-          tenant_id: tenantId,
-          document_id: meta.document_id,
-          document_type: meta.document_type ?? null,
-          schema_id: typeof meta.schema_id === 'string' ? meta.schema_id : null,
-          sdf_version: meta.sdf_version,
-          file_size_bytes: file.size,
-          storage_key: storageKey,
-          idempotency_key: idempotencyKey,
-          meta: meta as unknown as Record<string, unknown>,
-        });
-        await this.record(m, actor, 'upload', created, {
-          document_type: created.document_type,
-          file_size_bytes: created.file_size_bytes,
-          document_id: created.document_id,
-        });
-        await this.events.record(m, tenantId, 'document.uploaded', eventData(created));
-        return created;
-      });
+      const record = {
+        id,
+        tenant_id: tenantId,
+        document_id: meta.document_id,
+        document_type: meta.document_type ?? null,
+        schema_id: typeof meta.schema_id === 'string' ? meta.schema_id : null,
+        sdf_version: meta.sdf_version,
+        file_size_bytes: file.size,
+        storage_key: storageKey,
+        idempotency_key: idempotencyKey,
+        meta: meta as unknown as Record<string, unknown>,
+      };
+      doc = await this.documents.insertUploaded(
+        record,
+        {
+          action: 'upload',
+          actor: actor.auth.actor,
+          ipAddress: actor.ip,
+          metadata: {
+            document_type: record.document_type,
+            file_size_bytes: record.file_size_bytes,
+            document_id: record.document_id,
+          },
+        },
+        this.events.build(tenantId, 'document.uploaded', eventData({ ...record, status: 'pending' })),
+      );
     } catch (err) {
       await this.storage.delete(storageKey).catch(() => undefined);
       const code = (err as { driverError?: { code?: string }; code?: string }).driverError?.code;

@@ -8,23 +8,43 @@ import type { EventData, EventName, EventPayload } from './events.js';
  * Records domain events in the outbox, inside the caller's transaction: the event exists if and only
  * if the change that caused it committed. Delivery (webhooks) reads the outbox afterwards.
  */
+/** An event ready to be written: the row's id, its payload and the trace it continues. */
+export interface OutboxRow {
+  id: string;
+  tenantId: string;
+  event: EventName;
+  payload: EventPayload;
+  traceMetadata: string | null;
+}
+
 @Injectable()
 export class EventsService {
-  async record(manager: EntityManager, tenantId: string, event: EventName, data: EventData): Promise<EventPayload> {
+  /** The outbox row of an event, for a caller that writes it in the same statement as its change. */
+  build(tenantId: string, event: EventName, data: EventData): OutboxRow {
     const id = randomUUID();
-    const payload: EventPayload = {
+    return {
       id,
+      tenantId,
       event,
-      timestamp: new Date().toISOString(),
-      tenant_id: tenantId,
-      document_id: data.document_id,
-      data,
+      payload: {
+        id,
+        event,
+        timestamp: new Date().toISOString(),
+        tenant_id: tenantId,
+        document_id: data.document_id,
+        data,
+      },
+      traceMetadata: currentTraceMetadata(),
     };
+  }
+
+  async record(manager: EntityManager, tenantId: string, event: EventName, data: EventData): Promise<EventPayload> {
+    const row = this.build(tenantId, event, data);
     // One INSERT on every state change's path (an entity `save` would first SELECT the row it creates).
     await manager.query(
       `INSERT INTO outbox_events (id, tenant_id, event, payload, trace_metadata) VALUES ($1, $2, $3, $4, $5)`,
-      [id, tenantId, event, JSON.stringify(payload), currentTraceMetadata()],
+      [row.id, tenantId, event, JSON.stringify(row.payload), row.traceMetadata],
     );
-    return payload;
+    return row.payload;
   }
 }

@@ -6,7 +6,6 @@ import { AuditService } from '../audit/audit.service.js';
 import { CryptoBox } from '../common/crypto-box.js';
 import { AppError } from '../common/errors.js';
 import { AppConfig } from '../config/app-config.js';
-import type { EventName } from '../events/events.js';
 import { Tenant } from '../tenants/entities/tenant.entity.js';
 import type { CreateWebhookDto } from './dto/webhook.dto.js';
 import { WebhookDto } from './dto/webhook.dto.js';
@@ -108,10 +107,11 @@ export class WebhooksService {
   }
 
   /** Active webhooks of a tenant subscribed to an event (the dispatcher's question). */
-  subscribers(m: EntityManager, tenantId: string, event: EventName): Promise<Webhook[]> {
+  /** The active webhooks of these tenants, oldest first (the outbox dispatcher picks each event's subscribers). */
+  activeOf(m: EntityManager, tenantIds: string[]): Promise<Webhook[]> {
     return m
       .createQueryBuilder(Webhook, 'w')
-      .where('w.tenant_id = :tenantId AND w.is_active AND :event = ANY(w.events)', { tenantId, event })
+      .where('w.tenant_id = ANY(:tenantIds) AND w.is_active', { tenantIds })
       .orderBy('w.created_at', 'ASC')
       .getMany();
   }

@@ -1,9 +1,7 @@
 import { Processor, WorkerHost } from '@nestjs/bullmq';
 import { Inject, Logger } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import type { Job } from 'bullmq';
 import { Readable } from 'node:stream';
-import type { DataSource } from 'typeorm';
 import { AppConfig } from '../../config/app-config.js';
 import { EventsService } from '../../events/events.service.js';
 import { QueueName } from '../../queue/queues.js';
@@ -12,7 +10,7 @@ import { isSdfError, WorkerTaskError, type ValidationResult } from '../../sdf/in
 import { documentDataKey, STORAGE_DRIVER, type StorageDriver } from '../../storage/storage-driver.js';
 import { eventData } from '../documents.service.js';
 import { DocumentsRepository } from '../documents.repository.js';
-import { SIGNATURE_ALGORITHMS, type SignatureAlgorithmName } from '../entities/document.entity.js';
+import { SIGNATURE_ALGORITHMS, type SdfDocument, type SignatureAlgorithmName } from '../entities/document.entity.js';
 import { ValidationExtensions } from '../validation-extensions.js';
 import { ValidationPoolService } from '../validation-pool.service.js';
 import type { ValidateSdfJob } from './validate-sdf.job.js';
@@ -47,7 +45,6 @@ export class ValidateSdfProcessor extends WorkerHost {
   constructor(
     @Inject(AppConfig) config: AppConfig,
     private readonly tenantSlots: TenantSlots,
-    @InjectDataSource() private readonly ds: DataSource,
     @Inject(STORAGE_DRIVER) private readonly storage: StorageDriver,
     private readonly documents: DocumentsRepository,
     private readonly events: EventsService,
@@ -93,13 +90,13 @@ export class ValidateSdfProcessor extends WorkerHost {
 
     let settled: SettledDoc;
     try {
-      settled = await this.settle(job, result);
+      settled = await this.settle(job, doc, result);
     } catch (err) {
       if (!isDataException(err)) throw err;
       // The file's text could not be stored (the database refused it): a verdict on the content, not
       // a fault to retry three times and leave the document pending for good.
       result = contentVerdict('data', err);
-      settled = await this.settle(job, result);
+      settled = await this.settle(job, doc, result);
       await this.storage.delete(documentDataKey(tenantId, documentId)).catch(() => undefined);
     }
     if (!settled) return { skipped: 'already-final' };
@@ -109,36 +106,34 @@ export class ValidateSdfProcessor extends WorkerHost {
     return { status, code: result.error?.code ?? null };
   }
 
-  private async settle(job: Job<ValidateSdfJob>, result: ValidationResult): Promise<SettledDoc> {
+  private async settle(job: Job<ValidateSdfJob>, pending: SdfDocument, result: ValidationResult): Promise<SettledDoc> {
     const { tenantId, documentId } = job.data;
     const validation = await this.extensions.toStored(tenantId, result);
     const algorithm = result.signature?.algorithm;
     const signed = result.valid && result.is_signed && result.signature?.valid === true;
     const status = result.valid ? 'valid' : 'invalid';
-
-    return this.ds.transaction(async (m) => {
-      const updated = await this.documents.settleValidation(m, tenantId, documentId, {
-        status,
-        // S3: a file uploaded with a signature that verifies ends valid with is_signed true.
-        isSigned: signed,
-        signatureAlgorithm:
-          signed && algorithm && (SIGNATURE_ALGORITHMS as readonly string[]).includes(algorithm)
-            ? (algorithm as SignatureAlgorithmName)
-            : null,
-        documentType: result.document_type,
-        sdfVersion: result.sdf_version,
-        validation,
-      });
-      if (!updated) return null;
-      // The webhook feature delivers this from the outbox; the result travels with it.
-      await this.events.record(m, tenantId, 'document.validated', {
+    const outcome = {
+      status,
+      // S3: a file uploaded with a signature that verifies ends valid with is_signed true.
+      isSigned: signed,
+      signatureAlgorithm:
+        signed && algorithm && (SIGNATURE_ALGORITHMS as readonly string[]).includes(algorithm)
+          ? (algorithm as SignatureAlgorithmName)
+          : null,
+      documentType: result.document_type,
+      sdfVersion: result.sdf_version,
+      validation,
+    } as const;
+    // The status and document.validated in one statement; the webhook feature delivers the event from
+    // the outbox, and the result travels with it.
+    return this.documents.settleValidation(tenantId, documentId, outcome, pending, (updated) =>
+      this.events.build(tenantId, 'document.validated', {
         ...eventData(updated),
         valid: result.valid,
         is_signed: updated.is_signed,
         error: result.error ? { code: result.error.code, message: result.error.message } : null,
-      });
-      return updated;
-    });
+      }),
+    );
   }
 }
 

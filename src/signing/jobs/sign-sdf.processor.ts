@@ -144,18 +144,20 @@ export class SignSdfProcessor extends WorkerHost {
       // signed while the record still says valid; the retry signs it again (signArchive replaces
       // signature.sig) and settles the record.
       await this.storage.put(locked.storage_key, Readable.from([signed]));
-      const updated = await this.documents.settleSigning(m, tenantId, documentId, {
-        signatureAlgorithm: key.algorithm,
-        fileSizeBytes: signed.length,
-      });
+      // S10 signing event form: data carries the algorithm (and the key it was made with).
+      const updated = await this.documents.settleSigning(
+        m,
+        locked,
+        { signatureAlgorithm: key.algorithm, fileSizeBytes: signed.length },
+        (doc) =>
+          this.events.build(tenantId, 'document.signed', {
+            ...eventData(doc),
+            algorithm: key.algorithm,
+            key_id: key.keyId,
+          }),
+      );
       if (!updated) return null;
       grown = signed.length - locked.file_size_bytes;
-      // S10 signing event form: data carries the algorithm (and the key it was made with).
-      await this.events.record(m, tenantId, 'document.signed', {
-        ...eventData(updated),
-        algorithm: key.algorithm,
-        key_id: key.keyId,
-      });
       return updated;
     });
     if (!settled) return { skipped: 'already-final' };
