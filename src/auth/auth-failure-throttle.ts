@@ -30,6 +30,8 @@ return 1
 export class AuthFailureThrottle {
   private readonly windowMs: number;
   private readonly limit: number;
+  private readonly peek: (...args: string[]) => Promise<unknown>;
+  private readonly record: (...args: string[]) => Promise<unknown>;
 
   constructor(
     private readonly redis: RedisService,
@@ -37,13 +39,12 @@ export class AuthFailureThrottle {
   ) {
     this.windowMs = config.env.AUTH_FAILURE_WINDOW_SECONDS * 1000;
     this.limit = config.env.AUTH_FAILURE_LIMIT;
+    this.peek = redis.script('sdfAuthFailurePeek', 1, PEEK);
+    this.record = redis.script('sdfAuthFailureRecord', 1, RECORD);
   }
 
   async assertAllowed(address: string): Promise<void> {
-    const [count, msLeft] = (await this.redis.client.eval(PEEK, 1, this.key(address), String(this.windowMs))) as [
-      number,
-      number,
-    ];
+    const [count, msLeft] = (await this.peek(this.key(address), String(this.windowMs))) as [number, number];
     if (count < this.limit) return;
     const error = AppError.of('RATE_LIMITED', 'Too many failed authentication attempts from this address');
     throw new AppError(error.status, error.code, error.message, [], {
@@ -52,7 +53,7 @@ export class AuthFailureThrottle {
   }
 
   async recordFailure(address: string): Promise<void> {
-    await this.redis.client.eval(RECORD, 1, this.key(address), String(this.windowMs));
+    await this.record(this.key(address), String(this.windowMs));
   }
 
   private key(address: string): string {

@@ -34,7 +34,11 @@ export interface SlotPolicy {
  */
 @Injectable()
 export class TenantSlots {
-  constructor(private readonly redis: RedisService) {}
+  private readonly acquire: (...args: string[]) => Promise<unknown>;
+
+  constructor(private readonly redis: RedisService) {
+    this.acquire = redis.script('sdfTenantSlotAcquire', 1, ACQUIRE);
+  }
 
   /**
    * Runs `work` in a slot of the job's tenant, or moves the job to the delayed set and throws BullMQ's
@@ -50,14 +54,7 @@ export class TenantSlots {
   ): Promise<T> {
     const key = this.redis.key('slots', queue, tenantId);
     const member = job.id ?? '';
-    const acquired = await this.redis.client.eval(
-      ACQUIRE,
-      1,
-      key,
-      member,
-      String(policy.perTenant),
-      String(policy.leaseMs),
-    );
+    const acquired = await this.acquire(key, member, String(policy.perTenant), String(policy.leaseMs));
     if (acquired !== 1) {
       // Jitter keeps a backlog of one tenant from coming back as one block.
       const delay = policy.retryDelayMs + Math.floor(Math.random() * policy.retryDelayMs);

@@ -31,6 +31,16 @@ export class RedisService implements OnApplicationShutdown {
     return [this.prefix, ...parts].join(':');
   }
 
+  /**
+   * A Lua script called by its SHA-1 (EVALSHA; ioredis loads it on first use), so scripts on the request
+   * and job paths do not send their text with every call.
+   */
+  script(name: string, numberOfKeys: number, lua: string): (...args: string[]) => Promise<unknown> {
+    const commands = this.client as unknown as Record<string, (...args: string[]) => Promise<unknown>>;
+    if (typeof commands[name] !== 'function') this.client.defineCommand(name, { numberOfKeys, lua });
+    return (...args) => commands[name]!(...args);
+  }
+
   async onApplicationShutdown(): Promise<void> {
     await this.client.quit().catch(() => this.client.disconnect());
   }
