@@ -91,7 +91,11 @@ export class SigningKeysService {
 
   /** The active key with its private half decrypted, for the signing job only; never logged, never returned by the API. */
   async activeKeyForSigning(tenantId: string, m: EntityManager = this.ds.manager): Promise<ActiveSigningKey> {
-    const row = await m.findOne(SigningKey, { where: { tenant_id: tenantId, is_active: true } });
+    // A plain statement: this runs once per signing job.
+    const [row] = (await m.query(
+      `SELECT tenant_id, key_id, algorithm, private_key_enc FROM signing_keys WHERE tenant_id = $1 AND is_active LIMIT 1`,
+      [tenantId],
+    )) as Pick<SigningKey, 'tenant_id' | 'key_id' | 'algorithm' | 'private_key_enc'>[];
     if (!row) {
       throw AppError.invalidState(
         'The tenant has no active signing key; create one with POST /admin/tenants/:tenantId/signing-keys',

@@ -14,7 +14,6 @@ import { ValidationPoolService } from '../documents/validation-pool.service.js';
 import { publicJobId, QueueName } from '../queue/queues.js';
 import type { VerifyResult } from '../sdf/index.js';
 import { STORAGE_DRIVER, type StorageDriver } from '../storage/storage-driver.js';
-import { SigningKey } from './entities/signing-key.entity.js';
 import { enqueueSigning } from './jobs/sign-sdf.job.js';
 import { SigningKeysService } from './signing-keys.service.js';
 
@@ -31,7 +30,7 @@ export interface SignAccepted {
 }
 
 /** S3: why a document cannot be signed, in words a client can act on. */
-function notSignable(doc: SdfDocument): string | null {
+function notSignable(doc: Pick<SdfDocument, 'status' | 'is_signed'>): string | null {
   if (doc.is_signed) return 'The document is already signed';
   switch (doc.status) {
     case 'valid':
@@ -65,36 +64,35 @@ export class SigningService implements OnModuleInit {
   }
 
   /**
-   * Checks the document and the tenant's key and writes the audit entry in one transaction (the row
-   * locked, so a concurrent delete or sign request waits), then enqueues after commit (S9). The job
-   * id is the document id: a repeated request finds the same job and the file is signed once.
+   * Checks the document and the tenant's key and writes the audit entry in one statement (the row
+   * locked while it runs, so a concurrent delete or sign request waits), then enqueues after it (S9).
+   * The job id is the document id: a repeated request finds the same job and the file is signed once.
    */
   async requestSign(actor: SigningActor, id: string): Promise<SignAccepted> {
     const tenantId = actor.auth.tenantId;
-    const doc = await this.ds.transaction(async (m) => {
-      const found = await this.documents.lockForTenant(m, tenantId, id);
-      if (!found) throw AppError.notFound('Document');
-      const refusal = notSignable(found);
-      if (refusal) throw AppError.invalidState(refusal);
-      const key = await m.findOne(SigningKey, {
-        where: { tenant_id: tenantId, is_active: true },
-        select: { key_id: true, algorithm: true },
-      });
-      if (!key) {
-        throw AppError.invalidState(
-          'The tenant has no active signing key; an operator creates one with POST /admin/tenants/:tenantId/signing-keys',
-        );
-      }
-      await this.audit.record(m, {
-        tenantId,
-        action: 'sign',
-        actor: actor.auth.actor,
-        resourceId: found.id,
-        ipAddress: actor.ip,
-        metadata: { key_id: key.key_id, algorithm: key.algorithm, document_id: found.document_id },
-      });
-      return found;
-    });
+    const [found] = (await this.ds.query(
+      `WITH d AS (
+         SELECT id, tenant_id, document_id, status, is_signed FROM documents WHERE tenant_id = $1 AND id = $2 FOR UPDATE
+       ), k AS (
+         SELECT key_id, algorithm FROM signing_keys WHERE tenant_id = $1 AND is_active LIMIT 1
+       ), a AS (
+         INSERT INTO audit_log (tenant_id, action, resource_id, actor, ip_address, metadata)
+           SELECT d.tenant_id, 'sign', d.id, $3, $4,
+                  jsonb_build_object('key_id', k.key_id, 'algorithm', k.algorithm, 'document_id', d.document_id)
+             FROM d, k WHERE d.status = 'valid' AND NOT d.is_signed
+       )
+       SELECT d.id, d.tenant_id, d.status, d.is_signed, k.key_id FROM d LEFT JOIN k ON true`,
+      [tenantId, id, actor.auth.actor, actor.ip],
+    )) as (Pick<SdfDocument, 'id' | 'tenant_id' | 'status' | 'is_signed'> & { key_id: string | null })[];
+    if (!found) throw AppError.notFound('Document');
+    const refusal = notSignable(found);
+    if (refusal) throw AppError.invalidState(refusal);
+    if (!found.key_id) {
+      throw AppError.invalidState(
+        'The tenant has no active signing key; an operator creates one with POST /admin/tenants/:tenantId/signing-keys',
+      );
+    }
+    const doc = found;
     const jobId = await enqueueSigning(this.signQueue, doc);
     return { id: doc.id, status: doc.status, job_id: publicJobId(QueueName.SignSdf, jobId) };
   }
