@@ -14,6 +14,7 @@ import { Billing1764000040000 } from './1764000040000-billing.js';
 import { SigningError1764000030000 } from './1764000030000-signing-error.js';
 import { OutboxTraceContext1764000031000 } from './1764000031000-outbox-trace-context.js';
 import { TenantPlanSync1764000060000 } from './1764000060000-tenant-plan-sync.js';
+import { AuditPartitions1764000070000 } from './1764000070000-audit-partitions.js';
 
 /** Every migration, in order. Listed explicitly: glob loading does not work for TypeScript sources under vitest. */
 export const migrations = [
@@ -33,4 +34,5 @@ export const migrations = [
   Billing1764000040000,
   Saml1764000050000,
   TenantPlanSync1764000060000,
+  AuditPartitions1764000070000,
 ];

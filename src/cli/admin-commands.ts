@@ -1,5 +1,6 @@
 import { userInfo } from 'node:os';
 import type { Command } from 'commander';
+import { AUDIT_RETENTION_YEARS, AuditRetentionRefusal, applyAuditRetention } from '../audit/audit-retention.js';
 import type { AppConfig } from '../config/app-config.js';
 import { CliUsageError } from './format-commands.js';
 
@@ -71,7 +72,9 @@ function print(value: unknown): void {
 }
 
 export function registerAdminCommands(program: Command): void {
-  const admin = program.command('admin').description('operator commands: admin tokens, tenants, API keys');
+  const admin = program
+    .command('admin')
+    .description('operator commands: admin tokens, tenants, API keys, audit retention');
 
   admin
     .command('token')
@@ -183,6 +186,46 @@ export function registerAdminCommands(program: Command): void {
         import('../signing/master-key-rotation.js'),
       ]);
       print(await withServices((get) => rotateMasterKey(get(DataSource), get(CryptoBox))));
+    });
+
+  admin
+    .command('audit-retention')
+    .description(
+      'detach and drop the monthly audit_log partitions past retention (S11: 7 years), connecting with ' +
+        'AUDIT_MAINTENANCE_DATABASE_URL (a role that owns audit_log); prints them as JSON',
+    )
+    .option(
+      '--years <n>',
+      `keep entries this many years (at least ${AUDIT_RETENTION_YEARS})`,
+      `${AUDIT_RETENTION_YEARS}`,
+    )
+    .option('--dry-run', 'only list the partitions past retention')
+    .action(async (opts: { years: string; dryRun?: boolean }) => {
+      const years = parsePositive(opts.years, '--years');
+      if (years < AUDIT_RETENTION_YEARS) {
+        throw new CliUsageError(
+          `--years must be at least ${AUDIT_RETENTION_YEARS} (S11: audit entries are kept 7 years)`,
+        );
+      }
+      const [{ parseEnv }, { default: pg }] = await Promise.all([import('../config/env.js'), import('pg')]);
+      // Never the service's DATABASE_URL: the service's role may add partitions but must not be the one dropping them.
+      const url = parseEnv(process.env).AUDIT_MAINTENANCE_DATABASE_URL;
+      if (!url) {
+        throw new CliRefusal(
+          'AUDIT_MAINTENANCE_DATABASE_URL is not set: audit retention connects as a role that owns audit_log, ' +
+            "never with the service's DATABASE_URL",
+        );
+      }
+      const client = new pg.Client({ connectionString: url, application_name: 'sdf admin audit-retention' });
+      await client.connect();
+      try {
+        print(await applyAuditRetention(client, { years, dryRun: opts.dryRun === true, actor: operatorActor() }));
+      } catch (err) {
+        if (err instanceof AuditRetentionRefusal) throw new CliRefusal(err.message);
+        throw err;
+      } finally {
+        await client.end();
+      }
     });
 }
 

@@ -46,6 +46,9 @@ export const envSchema = z.object({
   DATABASE_AUTO_CREATE: bool.default(true),
   DATABASE_RUN_MIGRATIONS: bool.default(true),
   DATABASE_POOL_SIZE: positiveInt.default(10),
+  // S11: only `sdf admin audit-retention` reads this, never the service: a role that owns audit_log, to detach
+  // and drop monthly partitions past retention. Set it where the command runs, not in the service's environment.
+  AUDIT_MAINTENANCE_DATABASE_URL: z.url().optional(),
 
   REDIS_URL: z.url().default('redis://127.0.0.1:6379'),
   REDIS_PREFIX: z

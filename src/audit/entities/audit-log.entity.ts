@@ -1,6 +1,9 @@
 import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeorm';
 
-/** S11: append-only; the database rejects UPDATE, DELETE and TRUNCATE on this table. */
+/**
+ * S11: append-only; the database rejects UPDATE, DELETE and TRUNCATE on this table and on each of its
+ * monthly partitions (by created_at, which is therefore part of the primary key; see docs/audit.md).
+ */
 @Entity({ name: 'audit_log' })
 export class AuditLogEntry {
   @PrimaryGeneratedColumn('uuid')
@@ -24,6 +27,6 @@ export class AuditLogEntry {
   @Column({ type: 'jsonb', default: {} })
   metadata: Record<string, unknown>;
 
-  @CreateDateColumn({ type: 'timestamptz' })
+  @CreateDateColumn({ type: 'timestamptz', primary: true })
   created_at: Date;
 }
