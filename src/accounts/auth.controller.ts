@@ -1,20 +1,16 @@
 import { Body, Controller, HttpCode, Post } from '@nestjs/common';
 import {
-  ApiBadRequestResponse,
-  ApiConflictResponse,
   ApiCreatedResponse,
   ApiExtraModels,
   ApiNoContentResponse,
   ApiOkResponse,
   ApiOperation,
   ApiTags,
-  ApiTooManyRequestsResponse,
-  ApiUnauthorizedResponse,
   getSchemaPath,
 } from '@nestjs/swagger';
 import type { TenantAuth } from '../auth/auth-context.js';
 import { Public, Tenant, UserEndpoint } from '../auth/decorators.js';
-import { ErrorResponseDto } from '../common/error-response.dto.js';
+import { ApiError, JsonBodyErrors, type ErrorCase } from '../openapi/decorators.js';
 import { AccountService } from './account.service.js';
 import { AuthFlowsService } from './auth-flows.service.js';
 import { AcceptInvitationDto } from './dto/account.dto.js';
@@ -34,6 +30,30 @@ import { sessionOf } from './session-of.js';
 import { RecoveryCodesDto, TotpCodeDto, TotpSetupDto, TotpValidateDto } from './dto/totp.dto.js';
 import { TotpService } from './totp.service.js';
 
+const WEAK_PASSWORD: ErrorCase = {
+  name: 'weak_password',
+  code: 'VALIDATION_ERROR',
+  message: 'Password does not meet the rules',
+  details: [{ path: '/password', message: 'must be at least 10 characters' }],
+};
+const ACCOUNT_EXISTS: ErrorCase = {
+  name: 'account_exists',
+  code: 'CONFLICT',
+  message: 'An account with this email already exists',
+};
+const INVALID_MAIL_TOKEN: ErrorCase = {
+  name: 'invalid_token',
+  code: 'VALIDATION_ERROR',
+  message: 'Invalid, expired or used token',
+  details: [{ path: '/token', message: 'not valid' }],
+};
+const INVALID_CODE: ErrorCase = { name: 'invalid_code', code: 'UNAUTHORIZED', message: 'Invalid code' };
+const TOTP_ENABLED: ErrorCase = {
+  name: 'already_enabled',
+  code: 'INVALID_STATE',
+  message: 'Two-factor authentication is already enabled',
+};
+
 @ApiTags('v1 auth')
 @Controller('v1/auth')
 export class AuthController {
@@ -46,20 +66,38 @@ export class AuthController {
 
   @Public()
   @Post('accept-invitation')
-  @ApiOperation({ summary: 'Join an organization with the token from an invitation mail and a password' })
+  @ApiOperation({
+    summary: 'Join an organization with the token from an invitation mail and a password',
+    description:
+      'Creates the invited user with the role of the invitation and a verified address (the mail reached ' +
+      'them). The invitation is single use. No credentials; sign in afterwards with POST /v1/auth/login.',
+  })
   @ApiCreatedResponse({ type: RegisteredDto })
-  @ApiBadRequestResponse({ description: 'Invalid, expired or used invitation; weak password', type: ErrorResponseDto })
-  @ApiConflictResponse({ description: 'The address already has an account', type: ErrorResponseDto })
+  @JsonBodyErrors('Invalid, expired or used invitation; weak password', WEAK_PASSWORD, {
+    ...INVALID_MAIL_TOKEN,
+    name: 'invalid_invitation',
+    message: 'Invalid, expired or used invitation',
+  })
+  @ApiError(409, 'The address already has an account', ACCOUNT_EXISTS)
   acceptInvitation(@Body() body: AcceptInvitationDto, @Client() client: ClientInfo): Promise<RegisteredDto> {
     return this.account.acceptInvitation(body.token, body.password, client);
   }
 
   @Public()
   @Post('register')
-  @ApiOperation({ summary: 'Create an organization and its owner; a verification mail goes out' })
+  @ApiOperation({
+    summary: 'Create an organization and its owner; a verification mail goes out',
+    description:
+      'Creates the organization (a tenant on the Free plan) and its owner, and mails a verification link ' +
+      '(24 h). Some actions (inviting, creating API keys) wait for the verified address. No credentials.',
+  })
   @ApiCreatedResponse({ type: RegisteredDto })
-  @ApiBadRequestResponse({ description: 'Invalid body or weak password', type: ErrorResponseDto })
-  @ApiConflictResponse({ description: 'Email or slug taken', type: ErrorResponseDto })
+  @JsonBodyErrors('Invalid body or weak password', WEAK_PASSWORD)
+  @ApiError(409, 'Email or slug taken', ACCOUNT_EXISTS, {
+    name: 'slug_taken',
+    code: 'CONFLICT',
+    message: "The slug 'acme' is taken",
+  })
   register(@Body() body: RegisterDto, @Client() client: ClientInfo): Promise<RegisteredDto> {
     return this.flows.register(body, client);
   }
@@ -67,9 +105,12 @@ export class AuthController {
   @Public()
   @Post('verify-email')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Confirm an email address with the token from the mail (single use, 24 h)' })
+  @ApiOperation({
+    summary: 'Confirm an email address with the token from the mail (single use, 24 h)',
+    description: 'Marks the address verified. The token is good once and for 24 hours. No credentials. Audited.',
+  })
   @ApiOkResponse({ type: EmailVerifiedDto })
-  @ApiBadRequestResponse({ description: 'Invalid, expired or used token', type: ErrorResponseDto })
+  @JsonBodyErrors('Invalid, expired or used token', INVALID_MAIL_TOKEN)
   verifyEmail(@Body() body: MailTokenDto, @Client() client: ClientInfo): Promise<EmailVerifiedDto> {
     return this.flows.verifyEmail(body.token, client);
   }
@@ -77,8 +118,21 @@ export class AuthController {
   @UserEndpoint()
   @Post('verify-email/resend')
   @HttpCode(204)
-  @ApiOperation({ summary: 'Send a new verification mail (at most one a minute)' })
+  @ApiOperation({
+    summary: 'Send a new verification mail (at most one a minute)',
+    description: 'Queues a new verification mail; earlier links stop working. At most one a minute per user.',
+  })
   @ApiNoContentResponse({ description: 'Queued' })
+  @ApiError(409, 'The address is verified already', {
+    name: 'verified',
+    code: 'INVALID_STATE',
+    message: 'The email address is already verified',
+  })
+  @ApiError(429, 'A mail went out less than a minute ago (Retry-After)', {
+    name: 'resend_too_soon',
+    code: 'RATE_LIMITED',
+    message: 'A verification mail was sent recently',
+  })
   async resend(@Tenant() auth: TenantAuth, @Client() client: ClientInfo): Promise<void> {
     const { userId } = sessionOf(auth);
     await this.flows.resendVerification(auth.tenantId, userId, client);
@@ -87,13 +141,28 @@ export class AuthController {
   @Public()
   @Post('login')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Log in; with TOTP enabled the answer asks for a code instead of giving tokens' })
+  @ApiOperation({
+    summary: 'Log in; with TOTP enabled the answer asks for a code instead of giving tokens',
+    description:
+      'Email and password give an access token (15 minutes) and a refresh token. With TOTP on, the answer is ' +
+      '`totp_required` with a session token for POST /v1/auth/totp/validate instead. Failed logins are counted ' +
+      'per address and per account; past the limit the answer is 429. No credentials. Audited.',
+  })
+  @JsonBodyErrors('Missing email or password')
   @ApiExtraModels(TokenPairDto, TotpRequiredDto)
   @ApiOkResponse({
     schema: { oneOf: [{ $ref: getSchemaPath(TokenPairDto) }, { $ref: getSchemaPath(TotpRequiredDto) }] },
   })
-  @ApiUnauthorizedResponse({ description: 'Unknown email or wrong password (one answer)', type: ErrorResponseDto })
-  @ApiTooManyRequestsResponse({ description: 'Too many failed logins (Retry-After)', type: ErrorResponseDto })
+  @ApiError(401, 'Unknown email or wrong password (one answer for both)', {
+    name: 'invalid_login',
+    code: 'UNAUTHORIZED',
+    message: 'Invalid email or password',
+  })
+  @ApiError(429, 'Too many failed logins (Retry-After)', {
+    name: 'too_many_failures',
+    code: 'RATE_LIMITED',
+    message: 'Too many failed logins; try again later',
+  })
   login(@Body() body: LoginDto, @Client() client: ClientInfo): Promise<TokenPairDto | TotpRequiredDto> {
     return this.flows.login(body, client);
   }
@@ -101,9 +170,20 @@ export class AuthController {
   @Public()
   @Post('refresh')
   @HttpCode(200)
-  @ApiOperation({ summary: 'New tokens for a refresh token; the refresh token rotates on every use' })
+  @ApiOperation({
+    summary: 'New tokens for a refresh token; the refresh token rotates on every use',
+    description:
+      'Answers a new access token and a new refresh token; the one sent stops working. A used refresh token ' +
+      'presented again ends every session of its user (a stolen copy is worthless once either side uses it). ' +
+      'No credentials.',
+  })
   @ApiOkResponse({ type: TokenPairDto })
-  @ApiUnauthorizedResponse({ description: 'Invalid, expired or revoked refresh token', type: ErrorResponseDto })
+  @JsonBodyErrors('Missing refresh_token')
+  @ApiError(401, 'Invalid, expired or revoked refresh token', {
+    name: 'invalid_refresh_token',
+    code: 'UNAUTHORIZED',
+    message: 'Invalid, expired or revoked refresh token',
+  })
   refresh(@Body() body: RefreshDto, @Client() client: ClientInfo): Promise<TokenPairDto> {
     return this.sessions.refresh(body.refresh_token, client);
   }
@@ -111,7 +191,10 @@ export class AuthController {
   @UserEndpoint()
   @Post('logout')
   @HttpCode(204)
-  @ApiOperation({ summary: 'Revoke the current session: its refresh token and access tokens stop working' })
+  @ApiOperation({
+    summary: 'Revoke the current session: its refresh token and access tokens stop working',
+    description: "Ends this session at once; the user's other sessions stay. Audited.",
+  })
   @ApiNoContentResponse({ description: 'Logged out' })
   async logout(@Tenant() auth: TenantAuth, @Client() client: ClientInfo): Promise<void> {
     const { userId, sessionId } = sessionOf(auth);
@@ -123,8 +206,12 @@ export class AuthController {
   @HttpCode(200)
   @ApiOperation({
     summary: 'Start TOTP enrolment: a new secret, its otpauth URL and QR code (not active until enabled)',
+    description:
+      'A new secret for an authenticator app, as text, otpauth URL and QR code. Nothing changes at login ' +
+      'until POST /v1/auth/totp/enable confirms it with a code; calling this again replaces the secret.',
   })
   @ApiOkResponse({ type: TotpSetupDto })
+  @ApiError(409, 'TOTP is on already', TOTP_ENABLED)
   setupTotp(@Tenant() auth: TenantAuth, @Client() client: ClientInfo): Promise<TotpSetupDto> {
     return this.totp.setup(auth.tenantId, sessionOf(auth).userId, client);
   }
@@ -132,9 +219,20 @@ export class AuthController {
   @UserEndpoint()
   @Post('totp/enable')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Turn TOTP on with a current code; answers the ten recovery codes, once' })
+  @ApiOperation({
+    summary: 'Turn TOTP on with a current code; answers the ten recovery codes, once',
+    description:
+      'Confirms the secret of POST /v1/auth/totp/setup with a current code and turns TOTP on: logins then ' +
+      'need a code. The ten single-use recovery codes are in this answer only. Audited.',
+  })
   @ApiOkResponse({ type: RecoveryCodesDto })
-  @ApiUnauthorizedResponse({ description: 'Wrong or already used code', type: ErrorResponseDto })
+  @JsonBodyErrors('A code shorter than 6 or longer than 32 characters')
+  @ApiError(401, 'Wrong or already used code', INVALID_CODE)
+  @ApiError(409, 'TOTP is on already, or setup was not called', TOTP_ENABLED, {
+    name: 'no_setup',
+    code: 'INVALID_STATE',
+    message: 'Call /v1/auth/totp/setup first',
+  })
   enableTotp(
     @Tenant() auth: TenantAuth,
     @Body() body: TotpCodeDto,
@@ -146,9 +244,18 @@ export class AuthController {
   @UserEndpoint()
   @Post('totp/disable')
   @HttpCode(204)
-  @ApiOperation({ summary: 'Turn TOTP off with a current code or a recovery code' })
+  @ApiOperation({
+    summary: 'Turn TOTP off with a current code or a recovery code',
+    description: 'Logins need no code any more; the secret and the recovery codes are dropped. Audited.',
+  })
   @ApiNoContentResponse({ description: 'Disabled' })
-  @ApiUnauthorizedResponse({ description: 'Wrong or already used code', type: ErrorResponseDto })
+  @JsonBodyErrors('A code shorter than 6 or longer than 32 characters')
+  @ApiError(401, 'Wrong or already used code', INVALID_CODE)
+  @ApiError(409, 'TOTP is not on', {
+    name: 'not_enabled',
+    code: 'INVALID_STATE',
+    message: 'Two-factor authentication is not enabled',
+  })
   async disableTotp(@Tenant() auth: TenantAuth, @Body() body: TotpCodeDto, @Client() client: ClientInfo) {
     await this.totp.disable(auth.tenantId, sessionOf(auth).userId, body.code, client);
   }
@@ -156,11 +263,18 @@ export class AuthController {
   @Public()
   @Post('totp/validate')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Finish a login that answered totp_required: session_token and a code give tokens' })
+  @ApiOperation({
+    summary: 'Finish a login that answered totp_required: session_token and a code give tokens',
+    description:
+      'The session token of the login answer (single use, 5 minutes) and a current TOTP code or an unused ' +
+      'recovery code give the tokens of a password login. No credentials. Audited.',
+  })
   @ApiOkResponse({ type: TokenPairDto })
-  @ApiUnauthorizedResponse({
-    description: 'Wrong, replayed or old code; unknown session token',
-    type: ErrorResponseDto,
+  @JsonBodyErrors('Missing session_token, or a code shorter than 6 or longer than 32 characters')
+  @ApiError(401, 'Wrong, replayed or old code; unknown session token', INVALID_CODE, {
+    name: 'invalid_session_token',
+    code: 'UNAUTHORIZED',
+    message: 'Invalid or expired session token',
   })
   validateTotp(@Body() body: TotpValidateDto, @Client() client: ClientInfo): Promise<TokenPairDto> {
     return this.totp.validate(body.session_token, body.code, client);

@@ -1,17 +1,9 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
-import {
-  ApiConflictResponse,
-  ApiCreatedResponse,
-  ApiNoContentResponse,
-  ApiNotFoundResponse,
-  ApiOkResponse,
-  ApiOperation,
-  ApiTags,
-} from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { AuthContext } from '../auth/auth-context.js';
 import { Admin, AdminEndpoint, ClientIp } from '../auth/decorators.js';
-import { ErrorResponseDto } from '../common/error-response.dto.js';
 import { UuidPipe } from '../common/uuid.pipe.js';
+import { ApiError, IdParam, JsonBodyErrors } from '../openapi/decorators.js';
 import { AdminService } from './admin.service.js';
 import { ApiKeyListDto, CreateApiKeyDto, CreatedApiKeyDto } from './dto/api-key.dto.js';
 import { CreateTenantDto, TenantDto, UpdateTenantDto } from './dto/tenant.dto.js';
@@ -25,17 +17,30 @@ export class AdminController {
   constructor(private readonly admin: AdminService) {}
 
   @Post('tenants')
-  @ApiOperation({ summary: 'Create a tenant' })
+  @ApiOperation({
+    summary: 'Create a tenant',
+    description:
+      'A tenant with its name, unique slug and rate limit (requests per minute; RATE_LIMIT_DEFAULT_RPM when ' +
+      'omitted), and its first signing key. API keys come from POST /admin/tenants/{tenantId}/keys. Audited.',
+  })
   @ApiCreatedResponse({ type: TenantDto })
-  @ApiConflictResponse({ description: 'Slug already taken', type: ErrorResponseDto })
+  @JsonBodyErrors('Missing name, malformed slug or rate limit out of range')
+  @ApiError(409, 'The slug is taken', {
+    name: 'slug_taken',
+    code: 'CONFLICT',
+    message: "A tenant with slug 'acme' already exists",
+  })
   createTenant(@Body() body: CreateTenantDto, @Admin() auth: AdminAuth, @ClientIp() ip: string | null) {
     return this.admin.createTenant(body, { actor: auth.actor, ip });
   }
 
   @Get('tenants/:tenantId')
-  @ApiOperation({ summary: 'Read a tenant' })
+  @ApiOperation({
+    summary: 'Read a tenant',
+    description: 'The tenant with its rate limit and SAML settings (the IdP metadata itself is never returned).',
+  })
   @ApiOkResponse({ type: TenantDto })
-  @ApiNotFoundResponse({ type: ErrorResponseDto })
+  @IdParam('tenantId', 'Tenant')
   getTenant(@Param('tenantId', UuidPipe) tenantId: string) {
     return this.admin.getTenant(tenantId);
   }
@@ -43,9 +48,14 @@ export class AdminController {
   @Patch('tenants/:tenantId')
   @ApiOperation({
     summary: 'Update name, rate limit, SAML settings or (managed deployment) plan and limits of a tenant',
+    description:
+      'Fields not given stay as they are. New SAML metadata (URL or XML) is fetched and checked before it is ' +
+      'stored; unusable metadata is 400 and changes nothing. `plan` and `limits` exist on the managed ' +
+      'deployment only. Audited.',
   })
   @ApiOkResponse({ type: TenantDto })
-  @ApiNotFoundResponse({ type: ErrorResponseDto })
+  @IdParam('tenantId', 'Tenant')
+  @JsonBodyErrors('A field out of range, unusable SAML metadata, or a plan on the self-hosted deployment')
   updateTenant(
     @Param('tenantId', UuidPipe) tenantId: string,
     @Body() body: UpdateTenantDto,
@@ -56,9 +66,15 @@ export class AdminController {
   }
 
   @Post('tenants/:tenantId/keys')
-  @ApiOperation({ summary: 'Create an API key; the raw key is returned only in this response' })
+  @ApiOperation({
+    summary: 'Create an API key; the raw key is returned only in this response',
+    description:
+      'The service keeps only a salted hash of the key and its prefix (shown in lists and audit entries); ' +
+      'store the raw key now. Optional expiry, in the future. Audited.',
+  })
   @ApiCreatedResponse({ type: CreatedApiKeyDto })
-  @ApiNotFoundResponse({ type: ErrorResponseDto })
+  @IdParam('tenantId', 'Tenant')
+  @JsonBodyErrors('Missing name, or expires_at malformed or in the past')
   createKey(
     @Param('tenantId', UuidPipe) tenantId: string,
     @Body() body: CreateApiKeyDto,
@@ -69,18 +85,24 @@ export class AdminController {
   }
 
   @Get('tenants/:tenantId/keys')
-  @ApiOperation({ summary: "List a tenant's API keys (prefixes only, never a hash)" })
+  @ApiOperation({
+    summary: "List a tenant's API keys (prefixes only, never a hash)",
+    description: 'Every key of the tenant with its status (active, expired or revoked), newest first.',
+  })
   @ApiOkResponse({ type: ApiKeyListDto })
-  @ApiNotFoundResponse({ type: ErrorResponseDto })
+  @IdParam('tenantId', 'Tenant')
   async listKeys(@Param('tenantId', UuidPipe) tenantId: string): Promise<ApiKeyListDto> {
     return { keys: await this.admin.listApiKeys(tenantId) };
   }
 
   @Delete('keys/:keyId')
   @HttpCode(204)
-  @ApiOperation({ summary: 'Revoke an API key immediately' })
+  @ApiOperation({
+    summary: 'Revoke an API key immediately',
+    description: 'The next request with the key is 401. The key stays listed as revoked. Audited.',
+  })
   @ApiNoContentResponse({ description: 'Revoked' })
-  @ApiNotFoundResponse({ type: ErrorResponseDto })
+  @IdParam('keyId', 'API key')
   async revokeKey(@Param('keyId', UuidPipe) keyId: string, @Admin() auth: AdminAuth, @ClientIp() ip: string | null) {
     await this.admin.revokeApiKey(keyId, { actor: auth.actor, ip });
   }

@@ -1,9 +1,9 @@
 import { Controller, Get, Query } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiForbiddenResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AccountService, type Caller } from '../accounts/account.service.js';
 import { CurrentUser } from '../accounts/caller.decorator.js';
 import { UserEndpoint } from '../auth/decorators.js';
-import { ErrorResponseDto } from '../common/error-response.dto.js';
+import { ApiError, ERRORS } from '../openapi/decorators.js';
 import { AuditQueryService } from './audit-query.service.js';
 import { AuditPageDto, AuditQueryDto } from './dto/audit-query.dto.js';
 
@@ -18,13 +18,25 @@ export class AuditQueryController {
   ) {}
 
   @Get()
-  @ApiOperation({ summary: 'Audit entries, newest first, filtered by action, actor and time range' })
-  @ApiOkResponse({ type: AuditPageDto })
-  @ApiBadRequestResponse({
-    description: 'limit over 200, malformed or tampered cursor, bad dates',
-    type: ErrorResponseDto,
+  @ApiOperation({
+    summary: 'Audit entries, newest first, filtered by action, actor and time range',
+    description:
+      "The organization's audit entries, newest first, keyset-paginated: pass `next_cursor` as `cursor` while " +
+      '`has_more` is true. Filters (action, actor, from, to) combine. Owner or admin only.',
   })
-  @ApiForbiddenResponse({ description: 'Members may not', type: ErrorResponseDto })
+  @ApiOkResponse({ type: AuditPageDto })
+  @ApiError(400, 'limit over 200, malformed or tampered cursor, bad dates', {
+    name: 'invalid_query',
+    code: 'VALIDATION_ERROR',
+    message: 'Request validation failed',
+    details: [{ path: '/limit', message: 'limit must not be greater than 200' }],
+  })
+  @ApiError(
+    403,
+    "A member's token (owner or admin only), or not a signed-in user's token",
+    ERRORS.managersOnly,
+    ERRORS.notUserSession,
+  )
   async list(@CurrentUser() c: Caller, @Query() query: AuditQueryDto): Promise<AuditPageDto> {
     await this.account.manager(c);
     return this.audit.page(c.tenantId, query);

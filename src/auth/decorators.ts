@@ -1,13 +1,7 @@
 import { applyDecorators, createParamDecorator, SetMetadata, type ExecutionContext } from '@nestjs/common';
-import {
-  ApiBearerAuth,
-  ApiForbiddenResponse,
-  ApiSecurity,
-  ApiTooManyRequestsResponse,
-  ApiUnauthorizedResponse,
-} from '@nestjs/swagger';
-import { ErrorResponseDto } from '../common/error-response.dto.js';
+import { ApiBearerAuth, ApiSecurity } from '@nestjs/swagger';
 import { AppError } from '../common/errors.js';
+import { ApiError, ERRORS } from '../openapi/decorators.js';
 import type { AuthContext, AuthenticatedRequest, TenantAuth } from './auth-context.js';
 
 export const IS_PUBLIC = 'sdf:public';
@@ -23,13 +17,47 @@ export const SECURITY = { apiKey: 'api-key', tenantJwt: 'tenant-jwt', adminJwt: 
 /** No credentials and no rate limit (health, OpenAPI, public key sets). */
 export const Public = () => SetMetadata(IS_PUBLIC, true);
 
-/** Tenant routes: an API key or a tenant JWT (SDF-SPEC Authentication). */
-export const TenantEndpoint = () =>
+/**
+ * S12: a tenant request past its rate limit, past a quota of its plan (managed deployment; routes marked
+ * `@Unmetered()` spend none), or from an address with too many failed authentications; each answer
+ * carries Retry-After.
+ */
+const Tenant429 = (metered = true) =>
+  metered
+    ? ApiError(
+        429,
+        "Past the tenant's rate limit (RATE_LIMITED), past a quota of the plan on the managed deployment " +
+          '(QUOTA_EXCEEDED), or too many failed authentications from this address; Retry-After says when to ' +
+          'try again',
+        ERRORS.rateLimited,
+        ERRORS.quotaExceeded,
+        ERRORS.authFailures,
+      )
+    : ApiError(
+        429,
+        "Past the tenant's rate limit, or too many failed authentications from this address; Retry-After says " +
+          'when to try again',
+        ERRORS.rateLimited,
+        ERRORS.authFailures,
+      );
+
+/**
+ * Tenant routes: an API key or a tenant JWT (SDF-SPEC Authentication). `metered: false` documents a
+ * route marked `@Unmetered()`, which no quota refuses.
+ */
+export const TenantEndpoint = ({ metered = true }: { metered?: boolean } = {}) =>
   applyDecorators(
     ApiSecurity(SECURITY.apiKey),
     ApiBearerAuth(SECURITY.tenantJwt),
-    ApiUnauthorizedResponse({ description: 'Missing or invalid credentials', type: ErrorResponseDto }),
-    ApiTooManyRequestsResponse({ description: 'Rate limit exceeded (Retry-After)', type: ErrorResponseDto }),
+    ApiError(
+      401,
+      'No credentials, or an unknown, expired or revoked API key or JWT',
+      ERRORS.noCredentials,
+      ERRORS.badApiKey,
+      ERRORS.expiredToken,
+    ),
+    ApiError(403, 'An admin JWT: tenant endpoints take tenant credentials', ERRORS.adminTokenOnTenantPath),
+    Tenant429(metered),
   );
 
 /**
@@ -40,9 +68,15 @@ export const UserEndpoint = () =>
   applyDecorators(
     SetMetadata(IS_USER, true),
     ApiBearerAuth(SECURITY.tenantJwt),
-    ApiUnauthorizedResponse({ description: 'Missing, invalid or revoked access token', type: ErrorResponseDto }),
-    ApiForbiddenResponse({ description: 'Not a user session, or the role may not do this', type: ErrorResponseDto }),
-    ApiTooManyRequestsResponse({ description: 'Rate limit exceeded (Retry-After)', type: ErrorResponseDto }),
+    ApiError(
+      401,
+      'No access token, or an invalid, expired or revoked one (logout ends a session at once)',
+      ERRORS.noCredentials,
+      ERRORS.expiredToken,
+      ERRORS.sessionEnded,
+    ),
+    ApiError(403, "Not a signed-in user's access token (an API key or a service JWT)", ERRORS.notUserSession),
+    Tenant429(),
   );
 
 /**
@@ -53,8 +87,13 @@ export const AdminEndpoint = () =>
   applyDecorators(
     SetMetadata(IS_ADMIN, true),
     ApiBearerAuth(SECURITY.adminJwt),
-    ApiUnauthorizedResponse({ description: 'Missing or invalid admin token', type: ErrorResponseDto }),
-    ApiForbiddenResponse({ description: 'Tenant credentials on an admin path', type: ErrorResponseDto }),
+    ApiError(401, 'No admin token, or an invalid or expired one', ERRORS.noAdminToken, ERRORS.expiredToken),
+    ApiError(403, 'Tenant credentials on an admin path', ERRORS.tenantCredentialsOnAdminPath),
+    ApiError(
+      429,
+      'Too many failed authentications from this address (AUTH_FAILURE_LIMIT); Retry-After says when to try again',
+      ERRORS.authFailures,
+    ),
   );
 
 function authOf(ctx: ExecutionContext): AuthContext {

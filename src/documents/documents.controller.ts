@@ -1,37 +1,22 @@
-import {
-  applyDecorators,
-  Controller,
-  Delete,
-  Get,
-  Headers,
-  HttpCode,
-  Param,
-  Post,
-  Query,
-  Req,
-  Res,
-} from '@nestjs/common';
+import { applyDecorators, Controller, Delete, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
 import {
   ApiBody,
-  ApiConflictResponse,
   ApiConsumes,
   ApiCreatedResponse,
   ApiExtension,
   ApiHeader,
   ApiNoContentResponse,
-  ApiNotFoundResponse,
   ApiOkResponse,
   ApiOperation,
-  ApiPayloadTooLargeResponse,
-  ApiProduces,
   ApiTags,
   ApiUnprocessableEntityResponse,
 } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import type { TenantAuth } from '../auth/auth-context.js';
 import { ClientIp, Tenant, TenantEndpoint } from '../auth/decorators.js';
-import { ErrorResponseDto } from '../common/error-response.dto.js';
 import { UuidPipe } from '../common/uuid.pipe.js';
+import { ApiError, ERRORS, IdParam, type ErrorCase } from '../openapi/decorators.js';
+import { EX } from '../openapi/examples.js';
 import { DocumentsService } from './documents.service.js';
 import { UploadHandler } from './upload.handler.js';
 import { DocumentDetailDto, DocumentDto, DocumentListDto, DocumentListItemDto } from './dto/document.dto.js';
@@ -46,30 +31,77 @@ const FILE_BODY = {
   },
 };
 
-/** S1: an alias route, marked as such in the OpenAPI document. */
-const Alias = (of: string) =>
-  applyDecorators(ApiExtension('x-alias-of', of), ApiOperation({ summary: `Alias of ${of} (S1)` }));
+const UPLOAD_DESCRIPTION =
+  'Stores the file and answers at once with its record in status `pending`; a background job validates it ' +
+  '(poll GET /sdf/{id}, or subscribe to document.validated). Only meta.json is read now (S2): a file that is ' +
+  'not a ZIP or whose meta.json is missing or unreadable is refused with 422, and nothing is stored on any ' +
+  'error. A retry with the same Idempotency-Key answers the first record, with Idempotent-Replayed: true.';
 
-const Upload = () =>
+/** S1: an alias route, marked as such in the OpenAPI document. */
+const Alias = (of: string, what: string) =>
   applyDecorators(
-    ApiConsumes('multipart/form-data'),
-    ApiBody(FILE_BODY),
-    ApiHeader({
-      name: 'Idempotency-Key',
-      required: false,
-      description: 'A retried upload with the same key returns the first record (S2)',
-    }),
-    ApiCreatedResponse({ type: DocumentDto, description: 'Stored; status pending until the validation job ends' }),
-    ApiPayloadTooLargeResponse({ type: ErrorResponseDto, description: 'PAYLOAD_TOO_LARGE: over 50 MB' }),
-    ApiUnprocessableEntityResponse({
-      type: ErrorResponseDto,
-      description: 'SDF_ERROR_NOT_ZIP or SDF_ERROR_INVALID_META (S2); nothing is stored',
+    ApiExtension('x-alias-of', of),
+    ApiOperation({
+      summary: `Alias of ${of} (S1)`,
+      description: `The same operation as ${of} under another path (S1): ${what}`,
     }),
   );
 
-const List = () => applyDecorators(ApiOkResponse({ type: DocumentListDto }));
-const Deleted = () => applyDecorators(ApiNoContentResponse({ description: 'File and record deleted' }), NotFound());
-const NotFound = () => ApiNotFoundResponse({ type: ErrorResponseDto, description: 'No such document for this tenant' });
+const NOT_ZIP: ErrorCase = {
+  name: 'not_zip',
+  code: 'SDF_ERROR_NOT_ZIP',
+  message: 'the file is not a ZIP archive (no end of central directory record)',
+};
+const INVALID_META: ErrorCase = {
+  name: 'invalid_meta',
+  code: 'SDF_ERROR_INVALID_META',
+  message: 'meta.json is missing',
+  file: 'meta.json',
+  details: [{ path: '', message: 'the archive has no meta.json' }],
+};
+const MALFORMED_IDEMPOTENCY_KEY: ErrorCase = {
+  name: 'malformed_idempotency_key',
+  code: 'VALIDATION_ERROR',
+  message: 'Malformed Idempotency-Key',
+  details: [{ path: '/headers/idempotency-key', message: 'must be 1 to 255 visible ASCII characters' }],
+};
+
+/** The multipart body of /upload and /validate: no file field is 400, a file over MAX_UPLOAD_BYTES is 413. */
+const FileBody = () =>
+  applyDecorators(
+    ApiConsumes('multipart/form-data'),
+    ApiBody(FILE_BODY),
+    ApiError(400, 'Not multipart/form-data, no `file` field, or a malformed body', ERRORS.notMultipart),
+    ApiError(413, 'The file is over MAX_UPLOAD_BYTES (50 MB by default); nothing is stored', ERRORS.fileTooLarge),
+  );
+
+const Upload = () =>
+  applyDecorators(
+    FileBody(),
+    ApiHeader({
+      name: 'Idempotency-Key',
+      required: false,
+      description: 'A retried upload with the same key answers the first record (S2); 1 to 255 visible ASCII',
+      schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
+      example: 'erp-7f3c9a21-upload-1',
+    }),
+    ApiCreatedResponse({ type: DocumentDto, description: 'Stored; status pending until the validation job ends' }),
+    ApiError(400, 'A malformed Idempotency-Key', MALFORMED_IDEMPOTENCY_KEY),
+    ApiError(
+      422,
+      'SDF_ERROR_NOT_ZIP, SDF_ERROR_INVALID_META or another archive fault the partial read finds (S2); nothing is stored',
+      NOT_ZIP,
+      INVALID_META,
+    ),
+  );
+
+const List = () =>
+  applyDecorators(
+    ApiOkResponse({ type: DocumentListDto }),
+    ApiError(400, 'A query parameter out of range, or a malformed or tampered cursor', ERRORS.invalidQuery),
+  );
+const DocumentId = () => IdParam('id', 'Document', "No such document for this tenant (another tenant's is 404 too)");
+const Deleted = () => applyDecorators(ApiNoContentResponse({ description: 'File and record deleted' }), DocumentId());
 
 /** SDF-SPEC Documents endpoints; every query is scoped by the authenticated tenant (S5). */
 @ApiTags('documents')
@@ -81,39 +113,71 @@ export class DocumentsController {
     private readonly uploads: UploadHandler,
   ) {}
 
+  // The Idempotency-Key header is read from the request, not through @Headers(), which would list it a
+  // second time (and as required) in the OpenAPI document beside @ApiHeader.
   @Post('upload')
   @Upload()
-  @ApiOperation({ summary: 'Upload an .sdf file (multipart field `file`); validation runs in the background' })
+  @ApiOperation({
+    summary: 'Upload an .sdf file (multipart field `file`); validation runs in the background',
+    description: UPLOAD_DESCRIPTION,
+  })
   upload(
     @Tenant() auth: TenantAuth,
     @ClientIp() ip: string | null,
     @Req() req: Request,
     @Res({ passthrough: true }) res: Response,
-    @Headers('idempotency-key') key?: string,
   ): Promise<DocumentDto> {
-    return this.uploads.upload({ auth, ip }, req, res, key);
+    return this.uploads.upload({ auth, ip }, req, res, req.get('idempotency-key'));
   }
 
   @Post('sdf')
   @Upload()
-  @Alias('POST /upload')
+  @Alias('POST /upload', UPLOAD_DESCRIPTION)
   uploadAlias(
     @Tenant() auth: TenantAuth,
     @ClientIp() ip: string | null,
     @Req() req: Request,
     @Res({ passthrough: true }) res: Response,
-    @Headers('idempotency-key') key?: string,
   ): Promise<DocumentDto> {
-    return this.uploads.upload({ auth, ip }, req, res, key);
+    return this.uploads.upload({ auth, ip }, req, res, req.get('idempotency-key'));
   }
 
   @Post('validate')
-  @ApiOperation({ summary: 'Validate an .sdf file synchronously; nothing is stored' })
-  @ApiConsumes('multipart/form-data')
-  @ApiBody(FILE_BODY)
+  @ApiOperation({
+    summary: 'Validate an .sdf file synchronously; nothing is stored',
+    description:
+      'Runs the six checks of the format core (the same as `sdf validate`) on the uploaded file and answers ' +
+      'the result: 200 when every check passed, 422 with the first failure and the state of each check ' +
+      'otherwise. The file is discarded either way.',
+  })
+  @FileBody()
   @ApiOkResponse({ type: ValidateOkDto, description: 'Every check passed' })
-  @ApiUnprocessableEntityResponse({ type: ValidateFailedDto, description: 'A check failed (F10)' })
-  @ApiPayloadTooLargeResponse({ type: ErrorResponseDto })
+  @ApiUnprocessableEntityResponse({
+    type: ValidateFailedDto,
+    description: 'A check failed (F10): the S5 error body with `valid: false` and the checks beside it',
+    examples: {
+      schema_mismatch: {
+        summary: 'data.json does not pass schema.json',
+        value: {
+          valid: false,
+          error: {
+            code: 'SDF_ERROR_SCHEMA_MISMATCH',
+            message: 'data.json does not match schema.json: /invoice_number must be string',
+            file: 'data.json',
+            details: [{ path: '/invoice_number', message: 'must be string' }],
+          },
+          checks: {
+            container: 'pass',
+            meta: 'pass',
+            schema: 'pass',
+            data: 'fail',
+            pdf: 'skipped',
+            signature: 'skipped',
+          },
+        },
+      },
+    },
+  })
   validate(
     @Tenant() auth: TenantAuth,
     @Req() req: Request,
@@ -123,18 +187,30 @@ export class DocumentsController {
   }
 
   @Get('sdf/:id')
-  @ApiOperation({ summary: 'One document record with its validation result (S1), for polling' })
+  @ApiOperation({
+    summary: 'One document record with its validation result (S1), for polling',
+    description:
+      'The record with `validation` (null while pending), `validated_at` and, when the last signing gave up, ' +
+      '`signing_error`. Poll it after an upload until `status` is no longer `pending`.',
+  })
   @ApiOkResponse({ type: DocumentDetailDto })
-  @NotFound()
+  @DocumentId()
   async getOne(@Tenant() auth: TenantAuth, @Param('id', UuidPipe) id: string): Promise<DocumentDetailDto> {
     return DocumentDetailDto.fromDetail(await this.documents.get(auth.tenantId, id));
   }
 
   @Get('download/:id')
-  @ApiOperation({ summary: 'The stored .sdf file' })
-  @ApiProduces('application/octet-stream')
-  @ApiOkResponse({ schema: { type: 'string', format: 'binary' }, description: 'The file, byte for byte' })
-  @NotFound()
+  @ApiOperation({
+    summary: 'The stored .sdf file',
+    description:
+      'The file byte for byte as stored (after signing, the signed file), whatever its status, as an ' +
+      'attachment named after its document_id. Each download is audited.',
+  })
+  @ApiOkResponse({
+    description: 'The file, byte for byte',
+    content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
+  })
+  @DocumentId()
   async download(
     @Tenant() auth: TenantAuth,
     @ClientIp() ip: string | null,
@@ -152,18 +228,51 @@ export class DocumentsController {
   }
 
   @Get('meta/:id')
-  @ApiOperation({ summary: 'meta.json in the service shape (F4), read at upload; any status' })
-  @ApiOkResponse({ schema: { type: 'object', additionalProperties: true } })
-  @NotFound()
+  @ApiOperation({
+    summary: 'meta.json in the service shape (F4), read at upload; any status',
+    description:
+      'meta.json as read at upload, unknown fields included, in the service shape; answered for a document ' +
+      'in any status, pending and invalid ones included.',
+  })
+  @ApiOkResponse({
+    schema: {
+      type: 'object',
+      additionalProperties: true,
+      example: {
+        sdf_version: '0.1',
+        document_id: EX.metaDocumentId,
+        document_type: 'invoice',
+        schema_id: 'invoice/v1',
+        issuer: 'Acme GmbH',
+        created_at: EX.createdAt,
+      },
+    },
+  })
+  @DocumentId()
   meta(@Tenant() auth: TenantAuth, @Param('id', UuidPipe) id: string): Promise<Record<string, unknown>> {
     return this.documents.meta(auth.tenantId, id);
   }
 
   @Get('data/:id')
-  @ApiOperation({ summary: 'data.json of a valid or signed document (its shape depends on the type and schema)' })
-  @ApiOkResponse({ schema: { type: 'object', additionalProperties: true } })
-  @ApiConflictResponse({ type: ErrorResponseDto, description: 'INVALID_STATE: the document is pending or invalid' })
-  @NotFound()
+  @ApiOperation({
+    summary: 'data.json of a valid or signed document (its shape depends on the type and schema)',
+    description:
+      'data.json byte for byte as the validation job stored it. Only a valid or signed document has one: ' +
+      'a pending document has not been judged yet, an invalid one was refused (409 INVALID_STATE).',
+  })
+  @ApiOkResponse({
+    schema: {
+      type: 'object',
+      additionalProperties: true,
+      example: { invoice_number: 'INV-2026-0042', currency: 'EUR', total: 1190.0 },
+    },
+  })
+  @ApiError(409, 'INVALID_STATE: the document is pending or invalid', {
+    name: 'pending',
+    code: 'INVALID_STATE',
+    message: 'The document is still pending validation; its data is available once it is valid',
+  })
+  @DocumentId()
   async data(@Tenant() auth: TenantAuth, @Param('id', UuidPipe) id: string, @Res() res: Response): Promise<void> {
     const stream = await this.documents.data(auth.tenantId, id);
     res.status(200);
@@ -174,14 +283,19 @@ export class DocumentsController {
   }
 
   @Get('list')
-  @ApiOperation({ summary: 'Documents, newest first, keyset-paginated (S4)' })
+  @ApiOperation({
+    summary: 'Documents, newest first, keyset-paginated (S4)',
+    description:
+      "The tenant's documents, newest first. `limit` 1 to 100 (default 20); pass `next_cursor` as `cursor` " +
+      'for the next page while `has_more` is true. `status` and `document_type` filter and combine.',
+  })
   @List()
   list(@Tenant() auth: TenantAuth, @Query() query: ListDocumentsQueryDto): Promise<DocumentListDto> {
     return this.page(auth, query);
   }
 
   @Get('sdf')
-  @Alias('GET /list')
+  @Alias('GET /list', "The tenant's documents, newest first, keyset-paginated (S4).")
   @List()
   listAlias(@Tenant() auth: TenantAuth, @Query() query: ListDocumentsQueryDto): Promise<DocumentListDto> {
     return this.page(auth, query);
@@ -189,7 +303,12 @@ export class DocumentsController {
 
   @Delete('delete/:id')
   @HttpCode(204)
-  @ApiOperation({ summary: 'Delete the file and the record permanently' })
+  @ApiOperation({
+    summary: 'Delete the file and the record permanently',
+    description:
+      'Removes the record, writes its audit entry and the document.deleted event in one transaction, then ' +
+      'removes the stored file. There is no undo.',
+  })
   @Deleted()
   async delete(
     @Tenant() auth: TenantAuth,
@@ -201,7 +320,7 @@ export class DocumentsController {
 
   @Delete('sdf/:id')
   @HttpCode(204)
-  @Alias('DELETE /delete/:id')
+  @Alias('DELETE /delete/:id', 'Deletes the file and the record permanently.')
   @Deleted()
   async deleteAlias(
     @Tenant() auth: TenantAuth,

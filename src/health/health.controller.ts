@@ -14,7 +14,7 @@ class HealthDto {
 }
 
 class ReadinessDto {
-  @ApiProperty({ enum: ['ok', 'unavailable'] }) status: string;
+  @ApiProperty({ enum: ['ok', 'unavailable'], example: 'ok' }) status: string;
   @ApiProperty({ example: { database: 'ok', redis: 'ok', storage: 'ok' } })
   checks: Record<string, string>;
 }
@@ -35,14 +35,22 @@ export class HealthController {
   }
 
   @Get()
-  @ApiOperation({ summary: 'Liveness and service version' })
+  @ApiOperation({
+    summary: 'Liveness and service version',
+    description: 'No credentials. Answers 200 while the process serves requests; it checks no dependency.',
+  })
   @ApiOkResponse({ type: HealthDto })
   health(): HealthDto {
     return { status: 'ok', version: this.config.version };
   }
 
   @Get('ready')
-  @ApiOperation({ summary: 'Readiness: database, Redis and storage reachable' })
+  @ApiOperation({
+    summary: 'Readiness: database, Redis and storage reachable',
+    description:
+      'No credentials. 200 when the database, Redis and storage answer, 503 with the failing check otherwise; ' +
+      'anonymous callers share one result cached for READINESS_CACHE_MS.',
+  })
   @ApiOkResponse({ type: ReadinessDto })
   @ApiServiceUnavailableResponse({ type: ReadinessDto })
   async ready(@Res({ passthrough: true }) res: Response): Promise<ReadinessDto> {

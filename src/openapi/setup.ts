@@ -1,6 +1,69 @@
 import type { INestApplication } from '@nestjs/common';
-import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
+import {
+  DocumentBuilder,
+  SwaggerModule,
+  type HeaderObject,
+  type OpenAPIObject,
+  type OperationObject,
+} from '@nestjs/swagger';
 import { SECURITY } from '../auth/decorators.js';
+
+/** S12: what every response to a tenant request carries (set by the rate-limit guard). */
+const RATE_LIMIT_HEADERS: Record<string, HeaderObject> = {
+  'X-RateLimit-Limit': {
+    description: "Requests allowed per window: the tenant's rate_limit_rpm (on the managed deployment, its plan's)",
+    schema: { type: 'integer' },
+    example: 60,
+  },
+  'X-RateLimit-Remaining': {
+    description: 'Requests left in the current window',
+    schema: { type: 'integer' },
+    example: 59,
+  },
+  'X-RateLimit-Reset': {
+    description: 'When the current window ends, in Unix seconds',
+    schema: { type: 'integer' },
+    example: 1773581460,
+  },
+};
+
+const RETRY_AFTER: HeaderObject = {
+  description: 'Seconds to wait before trying again',
+  schema: { type: 'integer' },
+  example: 30,
+};
+
+const TENANT_SCHEMES: string[] = [SECURITY.apiKey, SECURITY.tenantJwt];
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch', 'options', 'head', 'trace'] as const;
+
+/**
+ * What no decorator can say once per route: the rate-limit headers on every success of a tenant
+ * operation (the guard sets them on every tenant request) and Retry-After on every 429 (each source
+ * of a 429 sets it). Both are components, referenced where they apply.
+ */
+export function addResponseHeaders(document: OpenAPIObject): OpenAPIObject {
+  const ref = (name: string) => ({ $ref: `#/components/headers/${name}` });
+  document.components = {
+    ...document.components,
+    headers: { ...document.components?.headers, ...RATE_LIMIT_HEADERS, 'Retry-After': RETRY_AFTER },
+  };
+  for (const item of Object.values(document.paths)) {
+    for (const method of HTTP_METHODS) {
+      const op: OperationObject | undefined = item[method];
+      if (!op) continue;
+      const tenant = (op.security ?? []).some((s) => TENANT_SCHEMES.some((name) => name in s));
+      for (const [status, response] of Object.entries(op.responses)) {
+        if (!response || '$ref' in response) continue;
+        if (tenant && status.startsWith('2')) {
+          const headers = Object.fromEntries(Object.keys(RATE_LIMIT_HEADERS).map((h) => [h, ref(h)]));
+          response.headers = { ...response.headers, ...headers };
+        }
+        if (status === '429') response.headers = { ...response.headers, 'Retry-After': ref('Retry-After') };
+      }
+    }
+  }
+  return document;
+}
 
 /** The OpenAPI 3.1 document, built from the decorators of the booted application. */
 export function buildOpenApiDocument(app: INestApplication, version: string): OpenAPIObject {
@@ -25,7 +88,7 @@ export function buildOpenApiDocument(app: INestApplication, version: string): Op
       SECURITY.adminJwt,
     )
     .build();
-  return SwaggerModule.createDocument(app, config);
+  return addResponseHeaders(SwaggerModule.createDocument(app, config));
 }
 
 export function mountOpenApi(app: INestApplication, version: string): void {

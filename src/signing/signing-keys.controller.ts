@@ -1,16 +1,9 @@
 import { Body, Controller, Get, Header, Param, Post } from '@nestjs/common';
-import {
-  ApiBadRequestResponse,
-  ApiCreatedResponse,
-  ApiNotFoundResponse,
-  ApiOkResponse,
-  ApiOperation,
-  ApiTags,
-} from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import type { AuthContext, TenantAuth } from '../auth/auth-context.js';
 import { Admin, AdminEndpoint, ClientIp, Public, Tenant, TenantEndpoint } from '../auth/decorators.js';
-import { ErrorResponseDto } from '../common/error-response.dto.js';
 import { AppError } from '../common/errors.js';
+import { ApiError, ERRORS, IdParam, JsonBodyErrors, notFound } from '../openapi/decorators.js';
 import { UuidPipe } from '../common/uuid.pipe.js';
 import { SLUG_PATTERN } from '../admin/dto/tenant.dto.js';
 import {
@@ -32,10 +25,16 @@ export class SigningKeysAdminController {
   constructor(private readonly keys: SigningKeysService) {}
 
   @Post()
-  @ApiOperation({ summary: 'Rotate: create a new active signing key; earlier keys stay for verification' })
+  @ApiOperation({
+    summary: 'Rotate: create a new active signing key; earlier keys stay for verification',
+    description:
+      'Generates a key pair (ECDSA-P256 or RSA-2048) whose private half is sealed with the master key and ' +
+      'never leaves the service; it signs from now on. Earlier keys become inactive but stay published, so ' +
+      'signatures made with them still verify. Audited.',
+  })
   @ApiCreatedResponse({ type: PublicSigningKeyDto })
-  @ApiBadRequestResponse({ type: ErrorResponseDto })
-  @ApiNotFoundResponse({ type: ErrorResponseDto })
+  @IdParam('tenantId', 'Tenant')
+  @JsonBodyErrors('An algorithm other than ECDSA-P256 or RSA-2048')
   async rotate(
     @Param('tenantId', UuidPipe) tenantId: string,
     @Body() body: RotateSigningKeyDto,
@@ -54,7 +53,12 @@ export class SigningKeysController {
   constructor(private readonly keys: SigningKeysService) {}
 
   @Get()
-  @ApiOperation({ summary: "The tenant's public signing keys, active and rotated, newest first" })
+  @ApiOperation({
+    summary: "The tenant's public signing keys, active and rotated, newest first",
+    description:
+      'Each key as SPKI PEM and as a public JWK, with its key_id (the kid signatures name) and whether it ' +
+      'is the active one. The same keys are published without credentials at /.well-known/sdf-keys/{tenantSlug}.',
+  })
   @ApiOkResponse({ type: PublicSigningKeyListDto })
   async list(@Tenant() auth: TenantAuth): Promise<PublicSigningKeyListDto> {
     return { keys: (await this.keys.listForTenant(auth.tenantId)).map((k) => PublicSigningKeyDto.from(k)) };
@@ -70,9 +74,16 @@ export class JwksController {
   @Get(':tenantSlug')
   @Public()
   @Header('Cache-Control', 'public, max-age=300')
-  @ApiOperation({ summary: "A tenant's public signing keys as a JWKS (RFC 7517), rotated keys included" })
+  @ApiOperation({
+    summary: "A tenant's public signing keys as a JWKS (RFC 7517), rotated keys included",
+    description:
+      'No credentials: recipients of signed files fetch it to verify signatures offline (`sdf verify ' +
+      '--jwks-url`). Cacheable for 5 minutes. Rotated keys stay in the set so older signatures still verify.',
+  })
+  @ApiParam({ name: 'tenantSlug', description: "The tenant's slug", example: 'acme' })
   @ApiOkResponse({ type: JwksDto })
-  @ApiNotFoundResponse({ description: 'Unknown tenant slug', type: ErrorResponseDto })
+  @ApiError(400, 'A slug holding a NUL character or a lone surrogate', ERRORS.unsafeText)
+  @ApiError(404, 'Unknown tenant slug', notFound('Tenant'))
   async jwks(@Param('tenantSlug') slug: string): Promise<JwksDto> {
     if (!SLUG_PATTERN.test(slug)) throw AppError.notFound('Tenant');
     return { keys: (await this.keys.listForSlug(slug)).map((k) => publicJwkOf(k)) };

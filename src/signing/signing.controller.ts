@@ -1,16 +1,11 @@
 import { Controller, HttpCode, Param, Post } from '@nestjs/common';
-import {
-  ApiAcceptedResponse,
-  ApiConflictResponse,
-  ApiNotFoundResponse,
-  ApiOkResponse,
-  ApiOperation,
-  ApiTags,
-} from '@nestjs/swagger';
+import { ApiAcceptedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { TenantAuth } from '../auth/auth-context.js';
 import { ClientIp, Tenant, TenantEndpoint } from '../auth/decorators.js';
-import { ErrorResponseDto } from '../common/error-response.dto.js';
 import { UuidPipe } from '../common/uuid.pipe.js';
+import { ApiError, IdParam } from '../openapi/decorators.js';
+
+const DocumentId = () => IdParam('id', 'Document', "No such document for this tenant (another tenant's is 404 too)");
 import { SignAcceptedDto, VerifyResultDto } from './dto/signing.dto.js';
 import { SigningService } from './signing.service.js';
 
@@ -25,14 +20,29 @@ export class SigningController {
   @HttpCode(202)
   @ApiOperation({
     summary: "Sign a valid document with the tenant's active key; the signing job runs in the background",
+    description:
+      'Queues the signing job and answers 202 with its job id; the status becomes `signed` when the job ' +
+      'ends (poll GET /sdf/{id}, or subscribe to document.signed). If signing gives up, the record shows ' +
+      '`signing_error` and this call may be repeated.',
   })
   @ApiAcceptedResponse({ type: SignAcceptedDto })
-  @ApiNotFoundResponse({ type: ErrorResponseDto, description: 'No such document for this tenant' })
-  @ApiConflictResponse({
-    type: ErrorResponseDto,
-    description:
-      'INVALID_STATE: the document is not valid (pending, invalid) or already signed, or the tenant has no active key',
-  })
+  @DocumentId()
+  @ApiError(
+    409,
+    'INVALID_STATE: the document is not valid (pending, invalid) or already signed, or the tenant has no active key',
+    {
+      name: 'pending',
+      code: 'INVALID_STATE',
+      message: 'The document is still pending validation; only a valid document can be signed',
+    },
+    { name: 'already_signed', code: 'INVALID_STATE', message: 'The document is already signed' },
+    {
+      name: 'no_key',
+      code: 'INVALID_STATE',
+      message:
+        'The tenant has no active signing key; an operator creates one with POST /admin/tenants/:tenantId/signing-keys',
+    },
+  )
   sign(
     @Tenant() auth: TenantAuth,
     @ClientIp() ip: string | null,
@@ -43,13 +53,23 @@ export class SigningController {
 
   @Post('verify/:id')
   @HttpCode(200)
-  @ApiOperation({ summary: "Verify the stored file's signature against the tenant's keys, rotated ones included" })
+  @ApiOperation({
+    summary: "Verify the stored file's signature against the tenant's keys, rotated ones included",
+    description:
+      'Checks signature.sig of the stored file (F9): it must cover every entry as stored and verify with the ' +
+      "key it names; `trusted` says whether that key is one of this tenant's. An unsigned file answers " +
+      '`valid: false` with a reason, not an error.',
+  })
   @ApiOkResponse({
     type: VerifyResultDto,
     description: 'The F9 result; an unsigned file is `valid: false` with a reason',
   })
-  @ApiNotFoundResponse({ type: ErrorResponseDto, description: 'No such document for this tenant' })
-  @ApiConflictResponse({ type: ErrorResponseDto, description: 'INVALID_STATE: the document is pending or invalid' })
+  @DocumentId()
+  @ApiError(409, 'INVALID_STATE: the document is pending or invalid', {
+    name: 'pending',
+    code: 'INVALID_STATE',
+    message: 'The document is still pending validation; verification is available once it is valid',
+  })
   async verify(
     @Tenant() auth: TenantAuth,
     @ClientIp() ip: string | null,

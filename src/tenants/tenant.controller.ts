@@ -7,7 +7,7 @@ import { AppError } from '../common/errors.js';
 import { TenantsRepository } from './tenants.repository.js';
 
 class CredentialDto {
-  @ApiProperty({ enum: ['api_key', 'tenant_jwt'] }) kind: string;
+  @ApiProperty({ enum: ['api_key', 'tenant_jwt'], example: 'api_key' }) kind: string;
   @ApiProperty({ example: 'api_key:sdf_kAbC', description: 'The actor recorded in audit entries' }) actor: string;
 }
 
@@ -24,7 +24,12 @@ export class TenantController {
   constructor(private readonly tenants: TenantsRepository) {}
 
   @Get()
-  @ApiOperation({ summary: 'The tenant and credential this request authenticated as' })
+  @ApiOperation({
+    summary: 'The tenant and credential this request authenticated as',
+    description:
+      'Lets an integrator check a credential: the tenant it resolves to, its kind (API key or tenant JWT) ' +
+      'and the actor its requests are audited as.',
+  })
   @ApiOkResponse({ type: WhoAmIDto })
   async whoami(@Tenant() auth: TenantAuth): Promise<WhoAmIDto> {
     const tenant = await this.tenants.findById(auth.tenantId);

@@ -1,15 +1,16 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { IsEmail, IsIn, IsString, IsUUID, MaxLength, MinLength } from 'class-validator';
+import { EX } from '../../openapi/examples.js';
 import type { Tenant } from '../../tenants/entities/tenant.entity.js';
 import type { AccountToken } from '../entities/account-token.entity.js';
 import type { User } from '../entities/user.entity.js';
 
 export class OrganizationDto {
-  @ApiProperty({ format: 'uuid' }) id: string;
-  @ApiProperty() name: string;
-  @ApiProperty() slug: string;
-  @ApiProperty({ enum: ['free', 'developer', 'team', 'business', 'enterprise'] }) plan: string;
-  @ApiProperty({ format: 'date-time' }) created_at: string;
+  @ApiProperty({ format: 'uuid', example: EX.tenantId }) id: string;
+  @ApiProperty({ example: 'Acme GmbH' }) name: string;
+  @ApiProperty({ example: 'acme' }) slug: string;
+  @ApiProperty({ enum: ['free', 'developer', 'team', 'business', 'enterprise'], example: 'team' }) plan: string;
+  @ApiProperty({ format: 'date-time', example: EX.createdAt }) created_at: string;
 
   static from(t: Tenant): OrganizationDto {
     return { id: t.id, name: t.name, slug: t.slug, plan: t.plan, created_at: t.created_at.toISOString() };
@@ -26,12 +27,12 @@ export class UpdateOrganizationDto {
 
 /** A user as the portal shows it: never the password hash or the TOTP secret. */
 export class MemberDto {
-  @ApiProperty({ format: 'uuid' }) id: string;
-  @ApiProperty() email: string;
-  @ApiProperty({ enum: ['owner', 'admin', 'member'] }) role: string;
-  @ApiProperty() email_verified: boolean;
-  @ApiProperty() totp_enabled: boolean;
-  @ApiProperty({ format: 'date-time' }) created_at: string;
+  @ApiProperty({ format: 'uuid', example: EX.userId }) id: string;
+  @ApiProperty({ example: 'owner@acme.example' }) email: string;
+  @ApiProperty({ enum: ['owner', 'admin', 'member'], example: 'owner' }) role: string;
+  @ApiProperty({ example: true }) email_verified: boolean;
+  @ApiProperty({ example: false }) totp_enabled: boolean;
+  @ApiProperty({ format: 'date-time', example: EX.createdAt }) created_at: string;
 
   static from(u: User): MemberDto {
     return {
@@ -46,23 +47,28 @@ export class MemberDto {
 }
 
 export class UpdateProfileDto {
-  @ApiProperty({ description: 'Required to change the password' })
+  @ApiProperty({ description: 'Required to change the password', example: 'correct horse battery staple' })
   @IsString()
   @MaxLength(1024)
   current_password: string;
 
-  @ApiProperty({ minLength: 10, maxLength: 256, description: "The new password; the user's other sessions end" })
+  @ApiProperty({
+    minLength: 10,
+    maxLength: 256,
+    description: "The new password; the user's other sessions end",
+    example: 'plaid lantern orbit seventy',
+  })
   @IsString()
   @MaxLength(1024)
   new_password: string;
 }
 
 export class InvitationDto {
-  @ApiProperty({ format: 'uuid' }) id: string;
-  @ApiProperty() email: string;
-  @ApiProperty({ enum: ['admin', 'member'] }) role: string;
-  @ApiProperty({ format: 'date-time' }) expires_at: string;
-  @ApiProperty({ format: 'date-time' }) created_at: string;
+  @ApiProperty({ format: 'uuid', example: EX.invitationId }) id: string;
+  @ApiProperty({ example: 'colleague@acme.example' }) email: string;
+  @ApiProperty({ enum: ['admin', 'member'], example: 'member' }) role: string;
+  @ApiProperty({ format: 'date-time', example: '2026-03-22T13:30:00.000Z' }) expires_at: string;
+  @ApiProperty({ format: 'date-time', example: EX.createdAt }) created_at: string;
 
   static from(t: AccountToken): InvitationDto {
     return {
@@ -87,32 +93,36 @@ export class CreateInvitationDto {
   @MaxLength(254)
   email: string;
 
-  @ApiProperty({ enum: ['admin', 'member'] })
+  @ApiProperty({ enum: ['admin', 'member'], example: 'member' })
   @IsIn(['admin', 'member'])
   role: 'admin' | 'member';
 }
 
 export class AcceptInvitationDto {
-  @ApiProperty({ description: 'The token from the invitation link' })
+  @ApiProperty({ description: 'The token from the invitation link', example: EX.opaqueToken })
   @IsString()
   @MinLength(1)
   @MaxLength(200)
   token: string;
 
-  @ApiProperty({ minLength: 10, maxLength: 256 })
+  @ApiProperty({ minLength: 10, maxLength: 256, example: 'plaid lantern orbit seventy' })
   @IsString()
   @MaxLength(1024)
   password: string;
 }
 
 export class UpdateMemberDto {
-  @ApiProperty({ enum: ['admin', 'member'], description: 'Ownership moves only by transfer' })
+  @ApiProperty({ enum: ['admin', 'member'], description: 'Ownership moves only by transfer', example: 'admin' })
   @IsIn(['admin', 'member'])
   role: 'admin' | 'member';
 }
 
 export class TransferOwnershipDto {
-  @ApiProperty({ format: 'uuid', description: 'The member who becomes owner; the current owner becomes admin' })
+  @ApiProperty({
+    format: 'uuid',
+    description: 'The member who becomes owner; the current owner becomes admin',
+    example: EX.userId,
+  })
   @IsUUID()
   user_id: string;
 }

@@ -1,6 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { IsEmail, IsString, Matches, MaxLength, MinLength } from 'class-validator';
 import { SLUG_PATTERN } from '../../admin/dto/tenant.dto.js';
+import { EX } from '../../openapi/examples.js';
 
 export class RegisterDto {
   @ApiProperty({ example: 'owner@acme.example', maxLength: 254 })
@@ -8,7 +9,12 @@ export class RegisterDto {
   @MaxLength(254)
   email: string;
 
-  @ApiProperty({ minLength: 10, maxLength: 256, description: '10 to 256 characters, not a common password' })
+  @ApiProperty({
+    minLength: 10,
+    maxLength: 256,
+    description: '10 to 256 characters, not a common password',
+    example: 'correct horse battery staple',
+  })
   @IsString()
   @MaxLength(1024)
   password: string;
@@ -26,15 +32,15 @@ export class RegisterDto {
 }
 
 export class RegisteredUserDto {
-  @ApiProperty({ format: 'uuid' }) id: string;
-  @ApiProperty() email: string;
-  @ApiProperty({ enum: ['owner', 'admin', 'member'] }) role: 'owner' | 'admin' | 'member';
+  @ApiProperty({ format: 'uuid', example: EX.userId }) id: string;
+  @ApiProperty({ example: 'owner@acme.example' }) email: string;
+  @ApiProperty({ enum: ['owner', 'admin', 'member'], example: 'owner' }) role: 'owner' | 'admin' | 'member';
 }
 
 export class OrganizationRefDto {
-  @ApiProperty({ format: 'uuid' }) id: string;
-  @ApiProperty() name: string;
-  @ApiProperty() slug: string;
+  @ApiProperty({ format: 'uuid', example: EX.tenantId }) id: string;
+  @ApiProperty({ example: 'Acme GmbH' }) name: string;
+  @ApiProperty({ example: 'acme' }) slug: string;
 }
 
 export class RegisteredDto {
@@ -48,28 +54,35 @@ export class LoginDto {
   @MaxLength(254)
   email: string;
 
-  @ApiProperty()
+  @ApiProperty({ example: 'correct horse battery staple' })
   @IsString()
   @MaxLength(1024)
   password: string;
 }
 
 export class TokenPairDto {
-  @ApiProperty({ description: 'HS256 tenant JWT with tenant_id, sub (user id), sid, role, iat, exp' })
+  @ApiProperty({
+    description: 'HS256 tenant JWT with tenant_id, sub (user id), sid, role, iat, exp',
+    example: EX.accessToken,
+  })
   access_token: string;
-  @ApiProperty({ description: 'Single-use; each refresh returns a new one' }) refresh_token: string;
-  @ApiProperty({ example: 900 }) expires_in: number;
-  @ApiProperty({ enum: ['Bearer'] }) token_type: 'Bearer';
+  @ApiProperty({ description: 'Single-use; each refresh returns a new one', example: EX.opaqueToken })
+  refresh_token: string;
+  @ApiProperty({ example: 900, description: 'Seconds the access token lives' }) expires_in: number;
+  @ApiProperty({ enum: ['Bearer'], example: 'Bearer' }) token_type: 'Bearer';
 }
 
 export class TotpRequiredDto {
-  @ApiProperty({ enum: [true] }) totp_required: true;
-  @ApiProperty({ description: 'Single use, valid 5 minutes; send it with the code to /v1/auth/totp/validate' })
+  @ApiProperty({ enum: [true], example: true }) totp_required: true;
+  @ApiProperty({
+    description: 'Single use, valid 5 minutes; send it with the code to /v1/auth/totp/validate',
+    example: EX.opaqueToken,
+  })
   session_token: string;
 }
 
 export class RefreshDto {
-  @ApiProperty()
+  @ApiProperty({ example: EX.opaqueToken })
   @IsString()
   @MinLength(1)
   @MaxLength(200)
@@ -77,7 +90,7 @@ export class RefreshDto {
 }
 
 export class MailTokenDto {
-  @ApiProperty({ description: 'The token from the link in the mail' })
+  @ApiProperty({ description: 'The token from the link in the mail', example: EX.opaqueToken })
   @IsString()
   @MinLength(1)
   @MaxLength(200)
@@ -85,5 +98,5 @@ export class MailTokenDto {
 }
 
 export class EmailVerifiedDto {
-  @ApiProperty({ enum: [true] }) email_verified: true;
+  @ApiProperty({ enum: [true], example: true }) email_verified: true;
 }

@@ -1,10 +1,16 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { IsString, MaxLength, MinLength } from 'class-validator';
+import { EX } from '../../openapi/examples.js';
 
 export class TotpSetupDto {
-  @ApiProperty({ description: 'Base32 secret, for manual entry' }) secret: string;
+  @ApiProperty({ description: 'Base32 secret, for manual entry', example: 'JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP' })
+  secret: string;
   @ApiProperty({ example: 'otpauth://totp/SDF:owner%40acme.example?secret=...&issuer=SDF' }) otpauth_url: string;
-  @ApiProperty({ description: 'The otpauth URL as a QR code (SVG document)' }) qr_svg: string;
+  @ApiProperty({
+    description: 'The otpauth URL as a QR code (SVG document)',
+    example: '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 37 37">…</svg>',
+  })
+  qr_svg: string;
 }
 
 export class TotpCodeDto {
@@ -19,7 +25,7 @@ export class TotpCodeDto {
 }
 
 export class TotpValidateDto {
-  @ApiProperty({ description: 'From the login answer' })
+  @ApiProperty({ description: 'From the login answer', example: EX.opaqueToken })
   @IsString()
   @MinLength(1)
   @MaxLength(200)
@@ -33,6 +39,10 @@ export class TotpValidateDto {
 }
 
 export class RecoveryCodesDto {
-  @ApiProperty({ type: [String], description: 'Ten single-use codes, shown only in this answer' })
+  @ApiProperty({
+    type: [String],
+    description: 'Ten single-use codes, shown only in this answer',
+    example: ['k7q2m-x4prt', 'r9tdw-3zlha', 'e5nvc-8gj2s'],
+  })
   recovery_codes: string[];
 }

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsISO8601, IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
 import type { ApiKey } from '../../auth/entities/api-key.entity.js';
+import { EX } from '../../openapi/examples.js';
 
 export class CreateApiKeyDto {
   @ApiProperty({ example: 'ERP integration' })
@@ -16,13 +17,14 @@ export class CreateApiKeyDto {
 }
 
 export class ApiKeyDto {
-  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty({ format: 'uuid', example: EX.apiKeyId }) id: string;
   @ApiProperty({ example: 'sdf_kAbC' }) key_prefix: string;
-  @ApiProperty({ type: 'string', nullable: true }) name: string | null;
-  @ApiProperty({ type: 'string', format: 'date-time', nullable: true }) expires_at: string | null;
-  @ApiProperty({ type: 'string', format: 'date-time', nullable: true }) revoked_at: string | null;
-  @ApiProperty({ enum: ['active', 'expired', 'revoked'] }) status: 'active' | 'expired' | 'revoked';
-  @ApiProperty({ format: 'date-time' }) created_at: string;
+  @ApiProperty({ type: 'string', nullable: true, example: 'ERP integration' }) name: string | null;
+  @ApiProperty({ type: 'string', format: 'date-time', nullable: true, example: EX.expiresAt }) expires_at:
+    string | null;
+  @ApiProperty({ type: 'string', format: 'date-time', nullable: true, example: null }) revoked_at: string | null;
+  @ApiProperty({ enum: ['active', 'expired', 'revoked'], example: 'active' }) status: 'active' | 'expired' | 'revoked';
+  @ApiProperty({ format: 'date-time', example: EX.createdAt }) created_at: string;
 
   /** Never the hash or the salt: response DTOs are mapped field by field. */
   static from(k: ApiKey, now = Date.now()): ApiKeyDto {
@@ -40,12 +42,17 @@ export class ApiKeyDto {
 }
 
 export class CreatedApiKeyDto {
-  @ApiProperty({ format: 'uuid' }) id: string;
-  @ApiProperty({ description: 'The raw key. Shown only in this response; store it now.' }) key: string;
-  @ApiProperty() key_prefix: string;
-  @ApiProperty({ type: 'string', nullable: true }) name: string | null;
-  @ApiProperty({ type: 'string', format: 'date-time', nullable: true }) expires_at: string | null;
-  @ApiProperty({ format: 'date-time' }) created_at: string;
+  @ApiProperty({ format: 'uuid', example: EX.apiKeyId }) id: string;
+  @ApiProperty({
+    description: 'The raw key. Shown only in this response; store it now.',
+    example: 'sdf_kAbC7Jq2xW9vYb3nK7pL0sR4tU8mZ1aC6dEfGhIjKlMn',
+  })
+  key: string;
+  @ApiProperty({ example: 'sdf_kAbC' }) key_prefix: string;
+  @ApiProperty({ type: 'string', nullable: true, example: 'ERP integration' }) name: string | null;
+  @ApiProperty({ type: 'string', format: 'date-time', nullable: true, example: EX.expiresAt }) expires_at:
+    string | null;
+  @ApiProperty({ format: 'date-time', example: EX.createdAt }) created_at: string;
 }
 
 export class ApiKeyListDto {

@@ -16,6 +16,7 @@ import {
 } from 'class-validator';
 import { RETURN_PATH_PATTERN } from '../../saml/return-path.js';
 import { TenantPlanFieldsDto } from '../../billing/dto/billing.dto.js';
+import { EX } from '../../openapi/examples.js';
 import type { Tenant } from '../../tenants/entities/tenant.entity.js';
 
 export const SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
@@ -42,21 +43,21 @@ export class CreateTenantDto {
 
 /** `plan` and `limits` (from TenantPlanFieldsDto) exist on the managed deployment only (M3). */
 export class UpdateTenantDto extends TenantPlanFieldsDto {
-  @ApiPropertyOptional()
+  @ApiPropertyOptional({ example: 'Acme AG' })
   @IsOptional()
   @IsString()
   @MinLength(1)
   @MaxLength(200)
   name?: string;
 
-  @ApiPropertyOptional({ minimum: 1, maximum: 1_000_000 })
+  @ApiPropertyOptional({ minimum: 1, maximum: 1_000_000, example: 120 })
   @IsOptional()
   @IsInt()
   @Min(1)
   @Max(1_000_000)
   rate_limit_rpm?: number;
 
-  @ApiPropertyOptional()
+  @ApiPropertyOptional({ example: true })
   @IsOptional()
   @IsBoolean()
   saml_enabled?: boolean;
@@ -79,6 +80,8 @@ export class UpdateTenantDto extends TenantPlanFieldsDto {
     type: 'string',
     nullable: true,
     description: 'IdP metadata XML, for an identity provider without a metadata URL (the URL wins when both are set)',
+    example:
+      '<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" entityID="https://idp.example.com">…</md:EntityDescriptor>',
   })
   @IsOptional()
   @ValidateIf((_, v) => v !== null)
@@ -87,7 +90,10 @@ export class UpdateTenantDto extends TenantPlanFieldsDto {
   @MaxLength(500_000)
   saml_metadata_xml?: string | null;
 
-  @ApiPropertyOptional({ description: 'Accept IdP-initiated login (a response without InResponseTo); default false' })
+  @ApiPropertyOptional({
+    description: 'Accept IdP-initiated login (a response without InResponseTo); default false',
+    example: false,
+  })
   @IsOptional()
   @IsBoolean()
   saml_idp_initiated?: boolean;
@@ -107,23 +113,33 @@ export class UpdateTenantDto extends TenantPlanFieldsDto {
 }
 
 export class TenantDto {
-  @ApiProperty({ format: 'uuid' }) id: string;
-  @ApiProperty() name: string;
-  @ApiProperty() slug: string;
-  @ApiProperty() rate_limit_rpm: number;
-  @ApiProperty() saml_enabled: boolean;
-  @ApiProperty({ type: 'string', nullable: true }) saml_metadata_url: string | null;
-  @ApiProperty({ type: 'string', nullable: true }) saml_entity_id: string | null;
-  @ApiProperty() saml_metadata_xml_set: boolean;
-  @ApiProperty() saml_idp_initiated: boolean;
-  @ApiProperty({ type: [String] }) saml_return_paths: string[];
-  @ApiProperty({ type: 'string', nullable: true }) saml_idp_sso_url: string | null;
-  @ApiProperty({ description: 'signing certificates of the IdP in the stored metadata' })
+  @ApiProperty({ format: 'uuid', example: EX.tenantId }) id: string;
+  @ApiProperty({ example: 'Acme GmbH' }) name: string;
+  @ApiProperty({ example: 'acme' }) slug: string;
+  @ApiProperty({ type: 'integer', example: 60, description: 'Requests per minute (S12)' }) rate_limit_rpm: number;
+  @ApiProperty({ example: false }) saml_enabled: boolean;
+  @ApiProperty({ type: 'string', nullable: true, example: 'https://idp.example.com/metadata' })
+  saml_metadata_url: string | null;
+  @ApiProperty({ type: 'string', nullable: true, example: 'https://sdf.example.com/saml/acme' })
+  saml_entity_id: string | null;
+  @ApiProperty({ example: false, description: 'IdP metadata XML is stored (it is never returned)' })
+  saml_metadata_xml_set: boolean;
+  @ApiProperty({ example: false }) saml_idp_initiated: boolean;
+  @ApiProperty({ type: [String], example: ['/app/'] }) saml_return_paths: string[];
+  @ApiProperty({ type: 'string', nullable: true, example: 'https://idp.example.com/sso/saml' })
+  saml_idp_sso_url: string | null;
+  @ApiProperty({ type: 'integer', example: 1, description: 'signing certificates of the IdP in the stored metadata' })
   saml_idp_certificates: number;
-  @ApiProperty({ type: 'string', format: 'date-time', nullable: true }) saml_metadata_refreshed_at: string | null;
-  @ApiProperty({ type: 'string', nullable: true, description: 'the last refresh failure (the last good copy stays)' })
+  @ApiProperty({ type: 'string', format: 'date-time', nullable: true, example: EX.updatedAt })
+  saml_metadata_refreshed_at: string | null;
+  @ApiProperty({
+    type: 'string',
+    nullable: true,
+    example: null,
+    description: 'the last refresh failure (the last good copy stays)',
+  })
   saml_metadata_error: string | null;
-  @ApiProperty({ format: 'date-time' }) created_at: string;
+  @ApiProperty({ format: 'date-time', example: EX.createdAt }) created_at: string;
 
   static from(t: Tenant): TenantDto {
     return {

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsInt, IsISO8601, IsOptional, IsString, Max, MaxLength, Min, MinLength } from 'class-validator';
+import { EX } from '../../openapi/examples.js';
 
 /** GET /v1/audit query (SDF-SPEC Audit query parameters, M4). */
 export class AuditQueryDto {
@@ -47,17 +48,31 @@ export class AuditQueryDto {
 }
 
 export class AuditEntryDto {
-  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty({ format: 'uuid', example: EX.auditEntryId }) id: string;
   @ApiProperty({ example: 'login' }) action: string;
-  @ApiProperty({ example: 'user:3f2b8a4e-1c2d-4e5f-8a9b-0c1d2e3f4a5b' }) actor: string;
-  @ApiProperty({ type: 'string', nullable: true }) resource_id: string | null;
-  @ApiProperty({ type: 'string', nullable: true }) ip_address: string | null;
-  @ApiProperty({ type: 'object', additionalProperties: true }) metadata: Record<string, unknown>;
-  @ApiProperty({ format: 'date-time' }) created_at: string;
+  @ApiProperty({ example: `user:${EX.userId}` }) actor: string;
+  @ApiProperty({
+    type: 'string',
+    nullable: true,
+    description: 'The id of what the action concerns (a document, a key, a user, ...)',
+    example: EX.userId,
+  })
+  resource_id: string | null;
+  @ApiProperty({ type: 'string', nullable: true, example: '203.0.113.7' }) ip_address: string | null;
+  @ApiProperty({ type: 'object', additionalProperties: true, example: { method: 'password' } })
+  metadata: Record<string, unknown>;
+  @ApiProperty({ format: 'date-time', example: EX.createdAt }) created_at: string;
 }
 
 export class AuditPageDto {
   @ApiProperty({ type: [AuditEntryDto], description: 'Newest first' }) entries: AuditEntryDto[];
-  @ApiProperty({ type: 'string', nullable: true }) next_cursor: string | null;
-  @ApiProperty() has_more: boolean;
+  @ApiProperty({
+    type: 'string',
+    nullable: true,
+    description: 'Pass as cursor for the next page; null when has_more is false',
+    example:
+      'eyJ1IjoiMTc3MzU4MTQwMDAwMDAwMCIsImlkIjoiZTdjNGIxYTktMmQ4Zi00YzYzLWI1ZTAtMWE5ZDZmM2M4YjcyIn0.C7PdcUtMHDYtGk6Lyh6ewg',
+  })
+  next_cursor: string | null;
+  @ApiProperty({ example: true }) has_more: boolean;
 }

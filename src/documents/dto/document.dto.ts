@@ -1,39 +1,54 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ErrorPayloadDto } from '../../common/error-response.dto.js';
+import { EX } from '../../openapi/examples.js';
 import { DOCUMENT_STATUSES, SIGNATURE_ALGORITHMS, type SdfDocument } from '../entities/document.entity.js';
 
 const CHECK_VALUES = ['pass', 'fail', 'skipped'];
 
 /** F10: the six checks, each pass, fail or skipped. */
 export class ChecksDto {
-  @ApiProperty({ enum: CHECK_VALUES }) container: string;
-  @ApiProperty({ enum: CHECK_VALUES }) meta: string;
-  @ApiProperty({ enum: CHECK_VALUES }) schema: string;
-  @ApiProperty({ enum: CHECK_VALUES }) data: string;
-  @ApiProperty({ enum: CHECK_VALUES }) pdf: string;
-  @ApiProperty({ enum: CHECK_VALUES }) signature: string;
+  @ApiProperty({ enum: CHECK_VALUES, example: 'pass' }) container: string;
+  @ApiProperty({ enum: CHECK_VALUES, example: 'pass' }) meta: string;
+  @ApiProperty({ enum: CHECK_VALUES, example: 'pass' }) schema: string;
+  @ApiProperty({ enum: CHECK_VALUES, example: 'pass' }) data: string;
+  @ApiProperty({ enum: CHECK_VALUES, example: 'pass' }) pdf: string;
+  @ApiProperty({ enum: CHECK_VALUES, example: 'skipped', description: 'skipped: the file is not signed' })
+  signature: string;
 }
 
 export class SignatureResultDto {
-  @ApiProperty() valid: boolean;
-  @ApiProperty({ enum: SIGNATURE_ALGORITHMS, type: String, nullable: true }) algorithm: string | null;
-  @ApiProperty({ type: String, nullable: true }) key_id: string | null;
-  @ApiProperty({ type: String, nullable: true, format: 'date-time' }) signed_at: string | null;
-  @ApiProperty({ description: "true only when the key is one of the tenant's (F9)" }) trusted: boolean;
-  @ApiPropertyOptional() reason?: string;
+  @ApiProperty({ example: true }) valid: boolean;
+  @ApiProperty({ enum: SIGNATURE_ALGORITHMS, type: String, nullable: true, example: 'ECDSA-P256' }) algorithm:
+    string | null;
+  @ApiProperty({ type: String, nullable: true, example: EX.keyThumbprint }) key_id: string | null;
+  @ApiProperty({ type: String, nullable: true, format: 'date-time', example: EX.updatedAt }) signed_at: string | null;
+  @ApiProperty({ description: "true only when the key is one of the tenant's (F9)", example: true }) trusted: boolean;
+  @ApiPropertyOptional({
+    description: 'Why the signature is not valid',
+    example: 'the signature does not verify with the key it names',
+  })
+  reason?: string;
 }
 
 /** The validation job's result as kept on the record. */
 export class StoredValidationDto {
-  @ApiProperty() valid: boolean;
+  @ApiProperty({ example: true }) valid: boolean;
   @ApiProperty({ type: ChecksDto }) checks: ChecksDto;
-  @ApiProperty({ type: [String] }) warnings: string[];
+  @ApiProperty({ type: [String], example: ['meta.json: sdf_version 0.2 is newer than the supported 0.1; read as 0.1'] })
+  warnings: string[];
   @ApiProperty({ type: ErrorPayloadDto, nullable: true }) error: ErrorPayloadDto | null;
   @ApiProperty({ type: SignatureResultDto, nullable: true }) signature: SignatureResultDto | null;
-  @ApiProperty({ type: String, nullable: true }) schema_sha256: string | null;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: '3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a',
+    description: 'SHA-256 of the embedded schema.json',
+  })
+  schema_sha256: string | null;
   @ApiProperty({
     type: Boolean,
     nullable: true,
+    example: true,
     description: "S14: embedded schema.json equals the registry's for meta's schema_id; null when not judged",
   })
   registry_match: boolean | null;
@@ -41,14 +56,16 @@ export class StoredValidationDto {
 
 /** SDF-SPEC Document record, as POST /upload answers it. */
 export class DocumentDto {
-  @ApiProperty({ format: 'uuid', description: 'Record id; the :id of every document path' }) id: string;
-  @ApiProperty({ format: 'uuid', description: "meta.json's document_id" }) document_id: string;
+  @ApiProperty({ format: 'uuid', description: 'Record id; the :id of every document path', example: EX.documentId })
+  id: string;
+  @ApiProperty({ format: 'uuid', description: "meta.json's document_id", example: EX.metaDocumentId })
+  document_id: string;
   @ApiProperty({ type: String, nullable: true, example: 'invoice' }) document_type: string | null;
   @ApiProperty({ type: String, nullable: true, example: 'invoice/v1' }) schema_id: string | null;
   @ApiProperty({ example: '0.1' }) sdf_version: string;
-  @ApiProperty() is_signed: boolean;
-  @ApiProperty({ enum: DOCUMENT_STATUSES }) status: string;
-  @ApiProperty({ type: 'integer' }) file_size_bytes: number;
+  @ApiProperty({ example: false }) is_signed: boolean;
+  @ApiProperty({ enum: DOCUMENT_STATUSES, example: 'pending' }) status: string;
+  @ApiProperty({ type: 'integer', example: 48213 }) file_size_bytes: number;
   @ApiProperty({ format: 'date-time', example: '2026-03-15T13:30:00.123Z' }) created_at: string;
 
   static from(doc: SdfDocument): DocumentDto {
@@ -70,15 +87,17 @@ export class DocumentDto {
 export class SigningErrorDto {
   @ApiProperty({ example: 'SIGNING_FAILED' }) code: string;
   @ApiProperty({ example: 'Signing failed after 3 attempts; POST /sign/:id tries again' }) message: string;
-  @ApiProperty({ format: 'date-time' }) failed_at: string;
+  @ApiProperty({ format: 'date-time', example: EX.updatedAt }) failed_at: string;
   @ApiProperty({ type: 'integer', example: 3 }) attempts: number;
 }
 
 /** S1: GET /sdf/:id, the record with its validation result, for polling. */
 export class DocumentDetailDto extends DocumentDto {
-  @ApiProperty({ enum: SIGNATURE_ALGORITHMS, type: String, nullable: true }) signature_algorithm: string | null;
-  @ApiProperty({ format: 'date-time' }) updated_at: string;
-  @ApiProperty({ type: String, format: 'date-time', nullable: true }) validated_at: string | null;
+  @ApiProperty({ enum: SIGNATURE_ALGORITHMS, type: String, nullable: true, example: null }) signature_algorithm:
+    string | null;
+  @ApiProperty({ format: 'date-time', example: EX.updatedAt }) updated_at: string;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true, example: EX.updatedAt }) validated_at:
+    string | null;
   @ApiProperty({ type: StoredValidationDto, nullable: true, description: 'null while pending' })
   validation: StoredValidationDto | null;
   @ApiProperty({ type: SigningErrorDto, nullable: true, description: 'set when the last signing gave up' })
@@ -107,13 +126,13 @@ export class DocumentDetailDto extends DocumentDto {
 }
 
 export class DocumentListItemDto {
-  @ApiProperty({ format: 'uuid' }) id: string;
-  @ApiProperty({ format: 'uuid' }) document_id: string;
-  @ApiProperty({ type: String, nullable: true }) document_type: string | null;
-  @ApiProperty({ enum: DOCUMENT_STATUSES }) status: string;
-  @ApiProperty() is_signed: boolean;
-  @ApiProperty({ type: 'integer' }) file_size_bytes: number;
-  @ApiProperty({ format: 'date-time' }) created_at: string;
+  @ApiProperty({ format: 'uuid', example: EX.documentId }) id: string;
+  @ApiProperty({ format: 'uuid', example: EX.metaDocumentId }) document_id: string;
+  @ApiProperty({ type: String, nullable: true, example: 'invoice' }) document_type: string | null;
+  @ApiProperty({ enum: DOCUMENT_STATUSES, example: 'valid' }) status: string;
+  @ApiProperty({ example: false }) is_signed: boolean;
+  @ApiProperty({ type: 'integer', example: 48213 }) file_size_bytes: number;
+  @ApiProperty({ format: 'date-time', example: EX.createdAt }) created_at: string;
 
   static from(doc: SdfDocument): DocumentListItemDto {
     return {
@@ -130,7 +149,12 @@ export class DocumentListItemDto {
 
 export class DocumentListDto {
   @ApiProperty({ type: [DocumentListItemDto] }) documents: DocumentListItemDto[];
-  @ApiProperty({ type: String, nullable: true, description: 'S4: null when has_more is false' })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: 'S4: null when has_more is false',
+    example: 'eyJ0IjoiMjAyNi0wMy0xNVQxMzozMDowMC4wMDBaIiwiaWQiOiIwYjVjNGM5ZS00YThkLTRhMmUtOWEzOS0xZDhlOWM2ZjBkMTEifQ',
+  })
   next_cursor: string | null;
-  @ApiProperty() has_more: boolean;
+  @ApiProperty({ example: true }) has_more: boolean;
 }

@@ -4,19 +4,19 @@ import { ChecksDto, SignatureResultDto } from './document.dto.js';
 
 /** POST /validate 200 (SDF-SPEC, F10). */
 export class ValidateOkDto {
-  @ApiProperty({ enum: [true] }) valid: boolean;
+  @ApiProperty({ enum: [true], example: true }) valid: boolean;
   @ApiProperty({ example: '0.1' }) sdf_version: string;
   @ApiProperty({ example: 'invoice' }) document_type: string;
-  @ApiProperty() is_signed: boolean;
+  @ApiProperty({ example: false }) is_signed: boolean;
   @ApiProperty({ type: ChecksDto }) checks: ChecksDto;
-  @ApiProperty({ type: [String] }) warnings: string[];
+  @ApiProperty({ type: [String], example: [] }) warnings: string[];
   @ApiPropertyOptional({ type: SignatureResultDto }) signature?: SignatureResultDto;
-  @ApiProperty({ type: Boolean, nullable: true }) registry_match: boolean | null;
+  @ApiProperty({ type: Boolean, nullable: true, example: null }) registry_match: boolean | null;
 }
 
 /** POST /validate 422 (S5: the error body plus `valid: false`; F10 checks beside it). */
 export class ValidateFailedDto {
-  @ApiProperty({ enum: [false] }) valid: boolean;
+  @ApiProperty({ enum: [false], example: false }) valid: boolean;
   @ApiProperty({ type: ErrorPayloadDto }) error: ErrorPayloadDto;
   @ApiProperty({ type: ChecksDto }) checks: ChecksDto;
 }

@@ -27,13 +27,22 @@ export class CreateSchemaDto {
     type: 'object',
     additionalProperties: true,
     description: 'A JSON Schema (Draft 2020-12); must compile, and every $ref must resolve inside it',
+    example: {
+      $schema: 'https://json-schema.org/draft/2020-12/schema',
+      type: 'object',
+      required: ['invoice_number'],
+      properties: { invoice_number: { type: 'string' } },
+    },
   })
   @IsObject()
   schema: Record<string, unknown>;
 }
 
 export class SchemaVersionQueryDto {
-  @ApiPropertyOptional({ description: 'A registered version; the latest (most recently created) when omitted' })
+  @ApiPropertyOptional({
+    description: 'A registered version; the latest (most recently created) when omitted',
+    example: '1.0.0',
+  })
   @IsOptional()
   @IsString()
   @IsNotEmpty()
@@ -44,7 +53,7 @@ export class SchemaVersionQueryDto {
 export class SchemaSummaryDto {
   @ApiProperty({ example: 'invoice/v1' }) schema_id: string;
   @ApiProperty({ example: '1.0.0' }) version: string;
-  @ApiProperty({ example: '2026-03-15T13:30:00.000Z' }) created_at: string;
+  @ApiProperty({ format: 'date-time', example: '2026-03-15T13:30:00.000Z' }) created_at: string;
 
   static from(row: RegisteredSchema): SchemaSummaryDto {
     return { schema_id: row.schema_id, version: row.version, created_at: row.created_at.toISOString() };

@@ -1,5 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { IsIn } from 'class-validator';
+import { EX } from '../../openapi/examples.js';
 import { publicKeyToJwk, type SignatureAlgorithm } from '../../sdf/index.js';
 import type { SigningKey } from '../entities/signing-key.entity.js';
 
@@ -13,15 +14,22 @@ export class RotateSigningKeyDto {
 
 /** A public JWK as published (RFC 7517): EC keys carry crv/x/y, RSA keys n/e. */
 export class JwkDto {
-  @ApiProperty({ enum: ['EC', 'RSA'] }) kty: string;
-  @ApiProperty({ example: 'kXn3...', description: 'The key_id' }) kid: string;
-  @ApiProperty({ enum: ['ES256', 'RS256'] }) alg: string;
-  @ApiProperty({ enum: ['sig'] }) use: string;
-  @ApiProperty({ required: false, example: 'P-256' }) crv?: string;
-  @ApiProperty({ required: false }) x?: string;
-  @ApiProperty({ required: false }) y?: string;
-  @ApiProperty({ required: false }) n?: string;
-  @ApiProperty({ required: false }) e?: string;
+  @ApiProperty({ enum: ['EC', 'RSA'], example: 'EC' }) kty: string;
+  @ApiProperty({ example: EX.keyThumbprint, description: 'The key_id' }) kid: string;
+  @ApiProperty({ enum: ['ES256', 'RS256'], example: 'ES256' }) alg: string;
+  @ApiProperty({ enum: ['sig'], example: 'sig' }) use: string;
+  @ApiProperty({ required: false, example: 'P-256', description: 'EC keys' }) crv?: string;
+  @ApiProperty({ required: false, example: 'I6QbhXwJ7zmieo4hhe-OnEoLKb6KBMe7o_hIWvxisT0', description: 'EC keys' })
+  x?: string;
+  @ApiProperty({ required: false, example: 'TJDzErHQt1IDt2WJVP4-WViRFT_uy9gtWr8vGxl_YEs', description: 'EC keys' })
+  y?: string;
+  @ApiProperty({
+    required: false,
+    example: '0vx7agoebGcQSuuPiLJXZptN9nndrQmbXEps2aiAFbWhM78LhWx4cbbfAAtVT86zwu1RK7aPFFxuhDR1L6tSoc_BJECP',
+    description: 'RSA keys (shortened here)',
+  })
+  n?: string;
+  @ApiProperty({ required: false, example: 'AQAB', description: 'RSA keys' }) e?: string;
 }
 
 export class JwksDto {
@@ -30,11 +38,17 @@ export class JwksDto {
 }
 
 export class PublicSigningKeyDto {
-  @ApiProperty({ example: 'kXn3Qb1u8Yd0mZ0hV1c3T2c6bWQxQn1x4qkS3R8bVdE' }) key_id: string;
-  @ApiProperty({ enum: SIGNING_ALGORITHMS }) algorithm: SignatureAlgorithm;
-  @ApiProperty({ description: 'The key new signatures are made with' }) is_active: boolean;
-  @ApiProperty({ example: '2026-03-15T13:30:00.000Z' }) created_at: string;
-  @ApiProperty({ description: 'SPKI PEM' }) public_key: string;
+  @ApiProperty({ example: EX.keyThumbprint }) key_id: string;
+  @ApiProperty({ enum: SIGNING_ALGORITHMS, example: 'ECDSA-P256' }) algorithm: SignatureAlgorithm;
+  @ApiProperty({ description: 'The key new signatures are made with', example: true }) is_active: boolean;
+  @ApiProperty({ format: 'date-time', example: EX.createdAt }) created_at: string;
+  @ApiProperty({
+    description: 'SPKI PEM',
+    example:
+      '-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEI6QbhXwJ7zmieo4hhe+OnEoLKb6K\n' +
+      'BMe7o/hIWvxisT1MkPMSsdC3UgO3ZYlU/j5ZWJEVP+7L2C1avy8bGX9gSw==\n-----END PUBLIC KEY-----\n',
+  })
+  public_key: string;
   @ApiProperty({ type: JwkDto }) public_jwk: JwkDto;
 
   static from(row: SigningKey): PublicSigningKeyDto {

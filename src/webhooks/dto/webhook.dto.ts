@@ -10,6 +10,7 @@ import {
   MinLength,
 } from 'class-validator';
 import { EVENT_NAMES, type EventName } from '../../events/events.js';
+import { EX } from '../../openapi/examples.js';
 import type { Webhook } from '../entities/webhook.entity.js';
 
 export const WEBHOOK_URL_MAX_LENGTH = 2048;
@@ -26,6 +27,7 @@ export class CreateWebhookDto {
     maxLength: 512,
     writeOnly: true,
     description: 'HMAC key for X-SDF-Signature. Stored encrypted; never returned.',
+    example: 'whsec-4f9c2b7e1a8d6035e2c9',
   })
   @IsString()
   @MinLength(16)
@@ -42,12 +44,13 @@ export class CreateWebhookDto {
 }
 
 export class WebhookDto {
-  @ApiProperty({ format: 'uuid' }) id: string;
-  @ApiProperty({ format: 'uuid' }) tenant_id: string;
-  @ApiProperty() url: string;
-  @ApiProperty({ enum: EVENT_NAMES, isArray: true }) events: EventName[];
-  @ApiProperty() is_active: boolean;
-  @ApiProperty({ format: 'date-time' }) created_at: string;
+  @ApiProperty({ format: 'uuid', example: EX.webhookId }) id: string;
+  @ApiProperty({ format: 'uuid', example: EX.tenantId }) tenant_id: string;
+  @ApiProperty({ example: 'https://erp.example.com/sdf-events' }) url: string;
+  @ApiProperty({ enum: EVENT_NAMES, isArray: true, example: ['document.validated', 'document.signed'] })
+  events: EventName[];
+  @ApiProperty({ example: true }) is_active: boolean;
+  @ApiProperty({ format: 'date-time', example: EX.createdAt }) created_at: string;
 
   /** Neither the secret nor its hash ever leaves the server. */
   static from(w: Webhook): WebhookDto {
