@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { Queue, QueueEvents, Worker, type Job } from 'bullmq';
+import { Queue, QueueEvents, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppConfig } from '../src/config/app-config.js';
 import { TenantSlots } from '../src/queue/tenant-slots.js';
@@ -28,7 +28,7 @@ describe('tenant slots (fairness between tenants on a shared queue)', () => {
   beforeAll(async () => {
     redis = new RedisService({ env: { REDIS_URL, REDIS_PREFIX: prefix } } as unknown as AppConfig);
     slots = new TenantSlots(redis);
-    const connection = redisOptions(REDIS_URL);
+    const connection = redisOptions(REDIS_URL) as ConnectionOptions;
     queue = new Queue(name, { connection, prefix });
     events = new QueueEvents(name, { connection, prefix });
     await events.waitUntilReady();
