@@ -11,17 +11,11 @@
  *
  * Needs the local PostgreSQL and Redis (DATABASE_URL / REDIS_URL); makes and drops its own database.
  */
-import 'reflect-metadata';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
-import pg from 'pg';
-import { signAdminToken } from '../src/auth/tokens.js';
+import { loadavg } from 'node:os';
+import type pg from 'pg';
 import { AuditQueryService } from '../src/audit/audit-query.service.js';
-import { createApp, prepareDatabase } from '../src/bootstrap.js';
-import { JsonLogger } from '../src/common/logger.js';
-import { AppConfig } from '../src/config/app-config.js';
+import { adminHeaders, benchSetup, percentile, startInProcess } from './harness.js';
 
 const REQUESTS = Number(process.env.BENCH_AUDIT_REQUESTS ?? 300);
 const SIZES = [10_000, 1_000_000];
@@ -30,10 +24,6 @@ const PASSWORD = 'bench passphrase for the audit log';
 interface Figure {
   p50: number;
   p99: number;
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
 const fmt = (n: number) => n.toFixed(2).padStart(8);
@@ -100,33 +90,11 @@ async function httpPage(url: string, token: string, query: string): Promise<void
 }
 
 async function main(): Promise<void> {
-  const dbName = `sdf_bench_${randomBytes(4).toString('hex')}`;
-  const base = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
-  base.pathname = `/${dbName}`;
-  const storage = mkdtempSync(join(tmpdir(), 'sdf-bench-storage-'));
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    DEPLOYMENT_MODE: 'managed',
-    DATABASE_URL: base.toString(),
-    REDIS_PREFIX: `sdfbench_${randomBytes(4).toString('hex')}`,
-    STORAGE_LOCAL_DIR: storage,
-    JWT_SECRET: randomBytes(32).toString('hex'),
-    ADMIN_JWT_SECRET: randomBytes(32).toString('hex'),
-    MASTER_KEY: randomBytes(32).toString('base64'),
-    RATE_LIMIT_DEFAULT_RPM: '1000000',
-    LOG_LEVEL: 'silent',
-  };
-  const config = AppConfig.fromEnv(env);
-  const logger = new JsonLogger('silent');
-  await prepareDatabase(config, logger);
-  const db = new pg.Client({ connectionString: base.toString() });
-  await db.connect();
-  const app = await createApp(config, logger);
+  const setup = await benchSetup({ DEPLOYMENT_MODE: 'managed', RATE_LIMIT_DEFAULT_RPM: '1000000' });
+  const { config, db } = setup;
+  const { app, url } = await startInProcess(setup);
   try {
-    await app.listen(0, '127.0.0.1');
-    const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
     const start = new Date(Date.now() - 86_400_000);
-    const adminToken = signAdminToken(config.secrets.adminJwtSecret, 'bench', 3600);
     const orgs: { tenantId: string; email: string; token: string }[] = [];
     for (const size of SIZES) {
       const email = `bench-${size}-${randomBytes(4).toString('hex')}@example.test`;
@@ -140,7 +108,7 @@ async function main(): Promise<void> {
       // A new organization is on Free (20 requests a minute): the measured one gets Enterprise limits.
       const plan = await fetch(`${url}/admin/tenants/${tenantId}`, {
         method: 'PATCH',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` },
+        headers: adminHeaders(config),
         body: JSON.stringify({ plan: 'enterprise', limits: { rpm: 1_000_000 } }),
       });
       if (!plan.ok) throw new Error(`plan change: ${plan.status} ${await plan.text()}`);
@@ -198,12 +166,7 @@ async function main(): Promise<void> {
     );
   } finally {
     await app.close();
-    await db.end();
-    const admin = new pg.Client({ connectionString: new URL('/postgres', base).toString() });
-    await admin.connect();
-    await admin.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
-    await admin.end();
-    rmSync(storage, { recursive: true, force: true });
+    await setup.cleanup();
   }
 }
 

@@ -8,17 +8,9 @@
  *
  * Needs the local PostgreSQL and Redis; makes and drops its own database.
  */
-import 'reflect-metadata';
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import pg from 'pg';
-import { signAdminToken } from '../src/auth/tokens.js';
-import { createApp, prepareDatabase } from '../src/bootstrap.js';
-import { JsonLogger } from '../src/common/logger.js';
 import { encodeCursor } from '../src/common/cursor.js';
-import { AppConfig } from '../src/config/app-config.js';
+import { benchSetup, benchTenant, percentile, run, startInProcess } from './harness.js';
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 200);
 const SIZES = (process.env.BENCH_SIZES ?? '10000,1000000').split(',').map(Number);
@@ -34,32 +26,6 @@ pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
   }
   return pgQuery.apply(this, args);
 } as typeof pg.Client.prototype.query;
-
-async function makeTenant(
-  url: string,
-  admin: Record<string, string>,
-  slug: string,
-): Promise<{ id: string; auth: Record<string, string> }> {
-  const tenant = (await (
-    await fetch(`${url}/admin/tenants`, {
-      method: 'POST',
-      headers: admin,
-      body: JSON.stringify({ name: slug, slug: `${slug}-${Date.now()}`, rate_limit_rpm: 1_000_000 }),
-    })
-  ).json()) as { id: string };
-  const key = (await (
-    await fetch(`${url}/admin/tenants/${tenant.id}/keys`, {
-      method: 'POST',
-      headers: admin,
-      body: JSON.stringify({ name: 'bench' }),
-    })
-  ).json()) as { key: string };
-  return { id: tenant.id, auth: { 'X-API-Key': key.key } };
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
 
 /** `count` documents for the tenant, one per second back from now, with a spread of statuses and types. */
 async function fill(db: pg.Client, tenantId: string, count: number): Promise<void> {
@@ -78,38 +44,16 @@ async function fill(db: pg.Client, tenantId: string, count: number): Promise<voi
 }
 
 async function main(): Promise<void> {
-  const dbName = `sdf_bench_${randomBytes(4).toString('hex')}`;
-  const base = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
-  base.pathname = `/${dbName}`;
-  const storage = mkdtempSync(join(tmpdir(), 'sdf-bench-storage-'));
-  const config = AppConfig.fromEnv({
-    ...process.env,
-    DATABASE_URL: base.toString(),
-    REDIS_PREFIX: `sdfbench_${randomBytes(4).toString('hex')}`,
-    STORAGE_LOCAL_DIR: storage,
-    JWT_SECRET: randomBytes(32).toString('hex'),
-    ADMIN_JWT_SECRET: randomBytes(32).toString('hex'),
-    MASTER_KEY: randomBytes(32).toString('base64'),
-    PROCESS_ROLE: 'api',
-    LOG_LEVEL: 'silent',
-  });
-  const logger = new JsonLogger('silent');
-  await prepareDatabase(config, logger);
-  const app = await createApp(config, logger);
-  await app.listen(0, '127.0.0.1');
-  const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
-  const db = new pg.Client({ connectionString: base.toString() });
-  await db.connect();
+  const setup = await benchSetup({ PROCESS_ROLE: 'api' });
+  const { db } = setup;
+  const { app, url } = await startInProcess(setup);
   try {
-    const admin = {
-      Authorization: `Bearer ${signAdminToken(config.secrets.adminJwtSecret, 'bench', 600)}`,
-      'Content-Type': 'application/json',
-    };
     // One tenant per size, both in the table at once, and the requests of the two interleaved: the
     // figures of both sizes see the same database, cache and machine state.
     const tenants: { size: number; id: string; auth: Record<string, string>; deep: string }[] = [];
     for (const size of SIZES) {
-      const t = await makeTenant(url, admin, `list-${size}`);
+      const tenant = await benchTenant(url, setup.config, `List-${size}`);
+      const t = { id: tenant.id, auth: { 'X-API-Key': tenant.key } };
       const started = performance.now();
       await fill(db, t.id, size);
       console.log(`${size} documents made in ${((performance.now() - started) / 1000).toFixed(1)} s`);
@@ -172,23 +116,9 @@ async function main(): Promise<void> {
     console.log(`\nshape                ${SIZES.map((s) => `p50 at ${s}`.padStart(12)).join(' | ')} | ratio`);
     for (const line of summary) console.log(line);
   } finally {
-    await db.end();
     await app.close();
-    rmSync(storage, { recursive: true, force: true });
-    const client = new pg.Client({
-      connectionString: (() => {
-        const u = new URL(base);
-        u.pathname = '/postgres';
-        return u.toString();
-      })(),
-    });
-    await client.connect();
-    await client.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
-    await client.end();
+    await setup.cleanup();
   }
 }
 
-main().catch((err: unknown) => {
-  console.error(err);
-  process.exit(1);
-});
+run(main);

@@ -22,18 +22,12 @@ import 'reflect-metadata';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { Agent, request } from 'node:http';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import pg from 'pg';
 import { signAdminToken } from '../src/auth/tokens.js';
 import { METER_REQUEST_SCRIPT } from '../src/billing/usage-meter.service.js';
-import { prepareDatabase } from '../src/bootstrap.js';
-import { JsonLogger } from '../src/common/logger.js';
-import { AppConfig } from '../src/config/app-config.js';
 import { RATE_WINDOW_SCRIPT } from '../src/rate-limit/rate-limit.service.js';
+import { benchSetup, run } from './harness.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 12);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
@@ -179,23 +173,11 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 const quartile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.floor(q * (xs.length - 1))]!;
 
 async function main(): Promise<void> {
-  const dbName = `sdf_bench_${randomBytes(4).toString('hex')}`;
-  const base = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
-  base.pathname = `/${dbName}`;
-  const storage = mkdtempSync(join(tmpdir(), 'sdf-bench-storage-'));
-  const prefix = `sdfbench_${randomBytes(4).toString('hex')}`;
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    DATABASE_URL: base.toString(),
-    DATABASE_RUN_MIGRATIONS: 'false',
-    REDIS_PREFIX: prefix,
-    STORAGE_LOCAL_DIR: storage,
-    JWT_SECRET: randomBytes(32).toString('hex'),
-    ADMIN_JWT_SECRET: randomBytes(32).toString('hex'),
-    MASTER_KEY: randomBytes(32).toString('base64'),
-  };
-  const config = AppConfig.fromEnv({ ...env, DATABASE_RUN_MIGRATIONS: 'true', LOG_LEVEL: 'silent' });
-  await prepareDatabase(config, new JsonLogger('silent'));
+  const setup = await benchSetup();
+  const { config } = setup;
+  const prefix = config.env.REDIS_PREFIX;
+  // The two API processes find the database migrated.
+  const env: NodeJS.ProcessEnv = { ...setup.env, DATABASE_RUN_MIGRATIONS: 'false' };
   const children: ChildProcess[] = [];
   try {
     const on = await startApi({ ...env, DEPLOYMENT_MODE: 'managed' });
@@ -246,25 +228,12 @@ async function main(): Promise<void> {
       child.kill('SIGTERM');
     }
     await Promise.all(children.map((c) => new Promise((r) => (c.exitCode !== null ? r(null) : c.once('exit', r)))));
-    rmSync(storage, { recursive: true, force: true });
     const redis = new Redis(config.env.REDIS_URL);
     const keys = await redis.keys(`${prefix}:*`);
     if (keys.length) await redis.unlink(...keys);
     redis.disconnect();
-    const admin = new pg.Client({
-      connectionString: (() => {
-        const u = new URL(base);
-        u.pathname = '/postgres';
-        return u.toString();
-      })(),
-    });
-    await admin.connect();
-    await admin.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
-    await admin.end();
+    await setup.cleanup();
   }
 }
 
-main().catch((err: unknown) => {
-  console.error(err);
-  process.exit(1);
-});
+run(main);

@@ -9,22 +9,11 @@
  *
  * Needs the local PostgreSQL and Redis; makes and drops its own database.
  */
-import 'reflect-metadata';
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import pg from 'pg';
-import { signAdminToken } from '../src/auth/tokens.js';
-import { createApp, prepareDatabase } from '../src/bootstrap.js';
-import { JsonLogger } from '../src/common/logger.js';
-import { AppConfig } from '../src/config/app-config.js';
-import { DEFAULT_LIMITS, generateKeyPair, pack, signArchive } from '../src/sdf/index.js';
-import { INVOICE_SCHEMA, invoiceData } from '../src/sdf/testing/build-sdf.js';
-import { blankPdf } from '../src/sdf/testing/pdf-builder.js';
+import type pg from 'pg';
+import { DEFAULT_LIMITS, generateKeyPair, signArchive } from '../src/sdf/index.js';
+import { benchArchive, benchSetup, benchTenant, run, startInProcess } from './harness.js';
 
 const SIGNS = Number(process.env.BENCH_SIGNS ?? 200);
-const FILE_BYTES = 100 * 1024;
 
 async function waitFor(db: pg.Client, tenantId: string, status: string, count: number): Promise<void> {
   for (;;) {
@@ -38,54 +27,13 @@ async function waitFor(db: pg.Client, tenantId: string, status: string, count: n
 }
 
 async function main(): Promise<void> {
-  const dbName = `sdf_bench_${randomBytes(4).toString('hex')}`;
-  const base = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
-  base.pathname = `/${dbName}`;
-  const storage = mkdtempSync(join(tmpdir(), 'sdf-bench-storage-'));
-  const config = AppConfig.fromEnv({
-    ...process.env,
-    DATABASE_URL: base.toString(),
-    REDIS_PREFIX: `sdfbench_${randomBytes(4).toString('hex')}`,
-    STORAGE_LOCAL_DIR: storage,
-    JWT_SECRET: randomBytes(32).toString('hex'),
-    ADMIN_JWT_SECRET: randomBytes(32).toString('hex'),
-    MASTER_KEY: randomBytes(32).toString('base64'),
-    LOG_LEVEL: 'silent',
-  });
-  const logger = new JsonLogger('silent');
-  await prepareDatabase(config, logger);
-  const app = await createApp(config, logger);
-  await app.listen(0, '127.0.0.1');
-  const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
-  const db = new pg.Client({ connectionString: base.toString() });
-  await db.connect();
+  const setup = await benchSetup();
+  const { db } = setup;
+  const { app, url } = await startInProcess(setup);
   try {
-    const admin = {
-      Authorization: `Bearer ${signAdminToken(config.secrets.adminJwtSecret, 'bench', 600)}`,
-      'Content-Type': 'application/json',
-    };
-    const tenant = (await (
-      await fetch(`${url}/admin/tenants`, {
-        method: 'POST',
-        headers: admin,
-        body: JSON.stringify({ name: 'Sign', slug: `sign-${Date.now()}`, rate_limit_rpm: 1_000_000 }),
-      })
-    ).json()) as { id: string };
-    const key = (await (
-      await fetch(`${url}/admin/tenants/${tenant.id}/keys`, {
-        method: 'POST',
-        headers: admin,
-        body: JSON.stringify({ name: 'bench' }),
-      })
-    ).json()) as { key: string };
-    const auth = { 'X-API-Key': key.key };
-    const { archive } = await pack({
-      data: invoiceData(),
-      schema: INVOICE_SCHEMA as unknown as Record<string, unknown>,
-      meta: { document_type: 'invoice', issuer: 'Bench GmbH', schema_id: 'invoice/v1' },
-      pdf: blankPdf(),
-      vendor: { 'padding.bin': randomBytes(FILE_BYTES - 2048) },
-    });
+    const tenant = await benchTenant(url, setup.config, 'Sign');
+    const auth = { 'X-API-Key': tenant.key };
+    const archive = await benchArchive();
 
     // The documents to sign: uploaded and validated before the clock starts.
     const ids: string[] = [];
@@ -128,23 +76,9 @@ async function main(): Promise<void> {
     console.log(`ratio: ${(serviceRate / baseRate).toFixed(2)} (every 202 answered after ${accepted.toFixed(0)} ms)`);
     console.log(`peak RSS: ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB`);
   } finally {
-    await db.end();
     await app.close();
-    rmSync(storage, { recursive: true, force: true });
-    const client = new pg.Client({
-      connectionString: (() => {
-        const u = new URL(base);
-        u.pathname = '/postgres';
-        return u.toString();
-      })(),
-    });
-    await client.connect();
-    await client.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
-    await client.end();
+    await setup.cleanup();
   }
 }
 
-main().catch((err: unknown) => {
-  console.error(err);
-  process.exit(1);
-});
+run(main);

@@ -14,9 +14,7 @@
  *
  * Needs the local PostgreSQL and Redis (DATABASE_URL / REDIS_URL); makes and drops its own database.
  */
-import 'reflect-metadata';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -24,24 +22,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
-import { signAdminToken } from '../src/auth/tokens.js';
-import { createApp, prepareDatabase } from '../src/bootstrap.js';
-import { JsonLogger } from '../src/common/logger.js';
-import { AppConfig } from '../src/config/app-config.js';
-import { pack } from '../src/sdf/index.js';
-import { INVOICE_SCHEMA, invoiceData } from '../src/sdf/testing/build-sdf.js';
-import { blankPdf } from '../src/sdf/testing/pdf-builder.js';
+import type pg from 'pg';
+import type { AppConfig } from '../src/config/app-config.js';
+import { benchArchive, benchSetup, benchTenant, percentile, run, startInProcess } from './harness.js';
 
 const LEVELS = [1, 8, 32, 64];
 const PER_LEVEL = Number(process.env.BENCH_UPLOADS ?? 160);
 const FILE_BYTES = 100 * 1024;
 const MAIN = fileURLToPath(new URL('../src/main.js', import.meta.url));
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
 
 interface Figure {
   rate: number;
@@ -166,26 +154,8 @@ function peakRssMb(pid: number | undefined): number {
   return m ? Number(m[1]) / 1024 : NaN;
 }
 
-async function makeTenant(url: string, adminSecret: string): Promise<Record<string, string>> {
-  const admin = {
-    Authorization: `Bearer ${signAdminToken(adminSecret, 'bench', 600)}`,
-    'Content-Type': 'application/json',
-  };
-  const tenant = (await (
-    await fetch(`${url}/admin/tenants`, {
-      method: 'POST',
-      headers: admin,
-      body: JSON.stringify({ name: 'Bench', slug: `bench-${randomBytes(4).toString('hex')}`, rate_limit_rpm: 1e6 }),
-    })
-  ).json()) as { id: string };
-  const key = (await (
-    await fetch(`${url}/admin/tenants/${tenant.id}/keys`, {
-      method: 'POST',
-      headers: admin,
-      body: JSON.stringify({ name: 'bench' }),
-    })
-  ).json()) as { key: string };
-  return { 'X-API-Key': key.key };
+async function makeTenant(url: string, config: AppConfig): Promise<Record<string, string>> {
+  return { 'X-API-Key': (await benchTenant(url, config, 'Bench')).key };
 }
 
 const fmt = (n: number, width: number, digits = 1) => n.toFixed(digits).padStart(width);
@@ -228,53 +198,21 @@ async function measure(
 }
 
 async function main(): Promise<void> {
-  const dbName = `sdf_bench_${randomBytes(4).toString('hex')}`;
-  const base = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
-  base.pathname = `/${dbName}`;
-  const storage = mkdtempSync(join(tmpdir(), 'sdf-bench-storage-'));
+  const setup = await benchSetup();
+  const { env, config, db } = setup;
   const baselineDir = mkdtempSync(join(tmpdir(), 'sdf-bench-baseline-'));
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    DATABASE_URL: base.toString(),
-    REDIS_PREFIX: `sdfbench_${randomBytes(4).toString('hex')}`,
-    STORAGE_LOCAL_DIR: storage,
-    JWT_SECRET: randomBytes(32).toString('hex'),
-    ADMIN_JWT_SECRET: randomBytes(32).toString('hex'),
-    MASTER_KEY: randomBytes(32).toString('base64'),
-    LOG_LEVEL: 'silent',
-  };
-  const config = AppConfig.fromEnv(env);
-  const logger = new JsonLogger('silent');
-  await prepareDatabase(config, logger);
-  const db = new pg.Client({ connectionString: base.toString() });
-  await db.connect();
   const poller = new StatusPoller(db);
   const baseline = await baselineServer(baselineDir);
   const baselineUrl = `http://127.0.0.1:${(baseline.address() as AddressInfo).port}/upload`;
   const children: ChildProcess[] = [];
 
   try {
-    const { archive } = await pack({
-      data: invoiceData(),
-      schema: INVOICE_SCHEMA as unknown as Record<string, unknown>,
-      meta: { document_type: 'invoice', issuer: 'Bench GmbH', schema_id: 'invoice/v1' },
-      pdf: blankPdf(),
-      vendor: { 'padding.bin': randomBytes(FILE_BYTES - 2048) },
-    });
+    const archive = await benchArchive(FILE_BYTES);
     console.log(`file: ${archive.length} bytes; ${PER_LEVEL} uploads per level and figure`);
 
-    const app = await createApp(config, logger);
-    await app.listen(0, '127.0.0.1');
-    const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+    const { app, url } = await startInProcess(setup);
     try {
-      await measure(
-        'one process (PROCESS_ROLE all)',
-        url,
-        await makeTenant(url, config.secrets.adminJwtSecret),
-        archive,
-        baselineUrl,
-        poller,
-      );
+      await measure('one process (PROCESS_ROLE all)', url, await makeTenant(url, config), archive, baselineUrl, poller);
     } finally {
       await app.close();
     }
@@ -288,7 +226,7 @@ async function main(): Promise<void> {
     await measure(
       'two processes (PROCESS_ROLE api + worker)',
       api.url!,
-      await makeTenant(api.url!, config.secrets.adminJwtSecret),
+      await makeTenant(api.url!, config),
       archive,
       baselineUrl,
       poller,
@@ -303,24 +241,10 @@ async function main(): Promise<void> {
       child.kill('SIGTERM');
     }
     await Promise.all(children.map((c) => new Promise((r) => (c.exitCode !== null ? r(null) : c.once('exit', r)))));
-    await db.end();
     await new Promise((r) => baseline.close(r));
-    rmSync(storage, { recursive: true, force: true });
     rmSync(baselineDir, { recursive: true, force: true });
-    const admin = new pg.Client({
-      connectionString: (() => {
-        const u = new URL(base);
-        u.pathname = '/postgres';
-        return u.toString();
-      })(),
-    });
-    await admin.connect();
-    await admin.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
-    await admin.end();
+    await setup.cleanup();
   }
 }
 
-main().catch((err: unknown) => {
-  console.error(err);
-  process.exit(1);
-});
+run(main);
