@@ -1,7 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
-import { isIP } from 'node:net';
-import { assertAllowed, bareHostname, guardedLookup, type WebhookResolver } from '../webhooks/ssrf.js';
+import { oneShotAgent, type WebhookResolver } from '../webhooks/ssrf.js';
 
 /** Metadata documents are small; a larger answer is not metadata. */
 const MAX_BYTES = 1_000_000;
@@ -17,11 +16,7 @@ export async function fetchMetadata(
 ): Promise<string> {
   const url = new URL(rawUrl);
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('metadata URL must be http(s)');
-  const host = bareHostname(url);
-  if (options.guard && isIP(host)) assertAllowed([host]);
-  const agentOptions = { keepAlive: false, ...(options.guard ? { lookup: guardedLookup(options.resolver) } : {}) };
-  const secure = url.protocol === 'https:';
-  const agent = secure ? new https.Agent(agentOptions) : new http.Agent(agentOptions);
+  const { agent, secure } = oneShotAgent(url, options);
   const get = secure ? https.get : http.get;
   return new Promise<string>((resolve, reject) => {
     let settled = false;

@@ -1,8 +1,7 @@
 import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
-import { isIP } from 'node:net';
-import { assertAllowed, bareHostname, guardedLookup, type WebhookResolver } from './ssrf.js';
+import { oneShotAgent, type WebhookResolver } from './ssrf.js';
 
 /** SDF-SPEC Events: `sha256=<lowercase hex HMAC-SHA256 of the raw body bytes>`, keyed with the secret. */
 export function signatureHeader(secret: string, body: string | Buffer): string {
@@ -36,16 +35,8 @@ export type DeliveryOutcome = { ok: true; status: number } | { ok: false; status
  */
 export async function deliver(req: DeliveryRequest, options: DeliveryOptions): Promise<DeliveryOutcome> {
   const url = new URL(req.url);
-  const host = bareHostname(url);
-  // A literal address never goes through `lookup` (net.connect skips it), so it is judged here.
-  if (options.guard && isIP(host)) assertAllowed([host]);
-  const secure = url.protocol === 'https:';
+  const { agent, secure } = oneShotAgent(url, options);
   const body = Buffer.from(req.body, 'utf8');
-  const agentOptions = {
-    keepAlive: false,
-    ...(options.guard ? { lookup: guardedLookup(options.resolver) } : {}),
-  };
-  const agent = secure ? new https.Agent(agentOptions) : new http.Agent(agentOptions);
   const send = secure ? https.request : http.request;
 
   return new Promise<DeliveryOutcome>((resolve, reject) => {

@@ -1,4 +1,6 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import http from 'node:http';
+import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { Injectable } from '@nestjs/common';
 import ipaddr from 'ipaddr.js';
@@ -105,4 +107,21 @@ export async function checkTargetAtRegistration(url: URL, resolver: WebhookResol
   }
   const addresses = await resolver.resolve(host);
   assertAllowed(addresses.map((a) => a.address));
+}
+
+/**
+ * The agent of one outgoing exchange with `url` (webhook delivery, IdP metadata, ERP calls): no
+ * keep-alive, and with the guard on a literal address is judged here (net.connect never passes one to
+ * `lookup`) and a name is resolved through the guarded lookup, so the address checked is the one
+ * connected to. Throws TargetRefusedError for a refused literal address. The caller destroys the agent.
+ */
+export function oneShotAgent(
+  url: URL,
+  options: { guard: boolean; resolver: WebhookResolver },
+): { agent: http.Agent; secure: boolean } {
+  const host = bareHostname(url);
+  if (options.guard && isIP(host)) assertAllowed([host]);
+  const agentOptions = { keepAlive: false, ...(options.guard ? { lookup: guardedLookup(options.resolver) } : {}) };
+  const secure = url.protocol === 'https:';
+  return { agent: secure ? new https.Agent(agentOptions) : new http.Agent(agentOptions), secure };
 }

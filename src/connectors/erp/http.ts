@@ -1,6 +1,5 @@
 import http, { type IncomingHttpHeaders } from 'node:http';
 import https from 'node:https';
-import { isIP } from 'node:net';
 import {
   DelegateBackoff,
   handleWhen,
@@ -11,13 +10,7 @@ import {
   wrap,
   type IRetryBackoffContext,
 } from 'cockatiel';
-import {
-  assertAllowed,
-  bareHostname,
-  guardedLookup,
-  TargetRefusedError,
-  type WebhookResolver,
-} from '../../webhooks/ssrf.js';
+import { oneShotAgent, TargetRefusedError, type WebhookResolver } from '../../webhooks/ssrf.js';
 
 /** Largest ERP answer read; a bigger one is cut (a purchase order is kilobytes). */
 const MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
@@ -114,10 +107,7 @@ export function sendOnce(
   signal?: AbortSignal,
 ) {
   const url = req.url;
-  if (options.guard && isIP(bareHostname(url))) assertAllowed([bareHostname(url)]);
-  const secure = url.protocol === 'https:';
-  const agentOptions = { keepAlive: false, ...(options.guard ? { lookup: guardedLookup(options.resolver) } : {}) };
-  const agent = secure ? new https.Agent(agentOptions) : new http.Agent(agentOptions);
+  const { agent, secure } = oneShotAgent(url, options);
   const body = req.body === undefined ? undefined : Buffer.from(req.body, 'utf8');
   return new Promise<ErpResponse>((resolve, reject) => {
     let settled = false;
