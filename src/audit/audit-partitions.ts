@@ -1,6 +1,7 @@
 import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
+import { Periodic } from '../common/periodic.js';
 
 /** Months after the current one whose audit_log partitions exist ahead of time. */
 export const AUDIT_PARTITION_MONTHS_AHEAD = 3;
@@ -16,20 +17,24 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 @Injectable()
 export class AuditPartitionKeeper implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('AuditPartitions');
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<string[]> | undefined;
+  // Not fatal: an entry of a month without its partition still lands in audit_log_default.
+  private readonly periodic = new Periodic(
+    async () => {
+      const created = await this.ensure();
+      if (created.length) this.logger.log({ msg: 'audit log partitions created', partitions: created });
+    },
+    (err) => this.logger.error({ msg: 'audit log partitions could not be created', err: String(err) }),
+  );
 
   constructor(@InjectDataSource() private readonly ds: DataSource) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    await this.tick();
-    this.timer = setInterval(() => void this.tick(), DAY_MS);
-    this.timer.unref();
+    await this.periodic.run();
+    this.periodic.start(DAY_MS);
   }
 
   async onApplicationShutdown(): Promise<void> {
-    clearInterval(this.timer);
-    await this.running?.catch(() => undefined);
+    await this.periodic.stop();
   }
 
   /** Creates the missing partitions of this month and the next ones; returns the names created. */
@@ -38,19 +43,5 @@ export class AuditPartitionKeeper implements OnApplicationBootstrap, OnApplicati
       name: string;
     }[];
     return rows.map((r) => r.name);
-  }
-
-  private async tick(): Promise<void> {
-    if (this.running) return;
-    this.running = this.ensure();
-    try {
-      const created = await this.running;
-      if (created.length) this.logger.log({ msg: 'audit log partitions created', partitions: created });
-    } catch (err) {
-      // Not fatal: an entry of a month without its partition still lands in audit_log_default.
-      this.logger.error({ msg: 'audit log partitions could not be created', err: String(err) });
-    } finally {
-      this.running = undefined;
-    }
   }
 }

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
+import { Periodic } from '../../common/periodic.js';
 import { AppConfig } from '../../config/app-config.js';
 import { Connector } from '../entities/connector.entity.js';
 import { ErpGateway } from '../erp-gateway.js';
@@ -15,8 +16,10 @@ const BATCH = 100;
 @Injectable()
 export class ConnectorHealthScheduler implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('ConnectorHealthScheduler');
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
+  private readonly periodic = new Periodic(
+    () => this.checkDue(),
+    (err) => this.logger.warn({ msg: 'connector health round failed', err: String(err) }),
+  );
 
   constructor(
     @Inject(AppConfig) private readonly config: AppConfig,
@@ -25,25 +28,11 @@ export class ConnectorHealthScheduler implements OnApplicationBootstrap, OnAppli
   ) {}
 
   onApplicationBootstrap(): void {
-    this.timer = setInterval(() => void this.tick(), this.config.env.ERP_HEALTH_INTERVAL_MS);
-    this.timer.unref();
+    this.periodic.start(this.config.env.ERP_HEALTH_INTERVAL_MS);
   }
 
   async onApplicationShutdown(): Promise<void> {
-    clearInterval(this.timer);
-    await this.running?.catch(() => undefined);
-  }
-
-  private async tick(): Promise<void> {
-    if (this.running) return;
-    this.running = this.checkDue();
-    try {
-      await this.running;
-    } catch (err) {
-      this.logger.warn({ msg: 'connector health round failed', err: String(err) });
-    } finally {
-      this.running = undefined;
-    }
+    await this.periodic.stop();
   }
 
   async checkDue(): Promise<void> {

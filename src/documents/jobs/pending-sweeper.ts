@@ -1,6 +1,7 @@
 import { InjectQueue } from '@nestjs/bullmq';
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import type { Queue } from 'bullmq';
+import { Periodic } from '../../common/periodic.js';
 import { AppConfig } from '../../config/app-config.js';
 import { QueueName } from '../../queue/queues.js';
 import { DocumentsRepository } from '../documents.repository.js';
@@ -18,8 +19,10 @@ const BATCH = 500;
 @Injectable()
 export class PendingSweeper implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('PendingSweeper');
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<number> | undefined;
+  private readonly periodic = new Periodic(
+    () => this.sweep(),
+    (err) => this.logger.warn({ msg: 'sweep failed', err: String(err) }),
+  );
 
   constructor(
     @Inject(AppConfig) private readonly config: AppConfig,
@@ -28,25 +31,11 @@ export class PendingSweeper implements OnApplicationBootstrap, OnApplicationShut
   ) {}
 
   onApplicationBootstrap(): void {
-    this.timer = setInterval(() => void this.tick(), this.config.env.PENDING_SWEEP_INTERVAL_MS);
-    this.timer.unref();
+    this.periodic.start(this.config.env.PENDING_SWEEP_INTERVAL_MS);
   }
 
   async onApplicationShutdown(): Promise<void> {
-    clearInterval(this.timer);
-    await this.running?.catch(() => undefined);
-  }
-
-  private async tick(): Promise<void> {
-    if (this.running) return;
-    this.running = this.sweep();
-    try {
-      await this.running;
-    } catch (err) {
-      this.logger.warn({ msg: 'sweep failed', err: String(err) });
-    } finally {
-      this.running = undefined;
-    }
+    await this.periodic.stop();
   }
 
   /** One pass; returns how many documents were handed to the queue. */
