@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from './helpers/app.js';
+import { cliEnvOf, startApp, type TestApp } from './helpers/app.js';
 import { adminClient, testDatabaseUrl } from './helpers/database.js';
 import { distCli, projectRoot, requireBuild, runNode } from './helpers/processes.js';
 
@@ -15,16 +15,7 @@ describe('sdf admin (operator CLI)', () => {
   beforeAll(async () => {
     requireBuild(distCli);
     t = await startApp();
-    env = {
-      PATH: process.env.PATH,
-      DATABASE_URL: t.config.env.DATABASE_URL,
-      REDIS_URL: t.config.env.REDIS_URL,
-      REDIS_PREFIX: t.config.env.REDIS_PREFIX,
-      JWT_SECRET: t.config.secrets.jwtSecret,
-      ADMIN_JWT_SECRET: t.config.secrets.adminJwtSecret,
-      MASTER_KEY: t.config.env.MASTER_KEY,
-      STORAGE_LOCAL_DIR: t.config.env.STORAGE_LOCAL_DIR,
-    };
+    env = cliEnvOf(t);
   });
   afterAll(() => t.close());
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DASHBOARD_PATH } from '../src/queue/dashboard.js';
-import { startApp, type TestApp } from './helpers/app.js';
+import { cliEnvOf, startApp, type TestApp } from './helpers/app.js';
 import { distCli, requireBuild, runNode } from './helpers/processes.js';
 import { createTenant } from './helpers/tenants.js';
 
@@ -12,15 +12,7 @@ describe('queue dashboard', () => {
   beforeAll(async () => {
     requireBuild(distCli);
     t = await startApp();
-    env = {
-      PATH: process.env.PATH,
-      DATABASE_URL: t.config.env.DATABASE_URL,
-      REDIS_URL: t.config.env.REDIS_URL,
-      REDIS_PREFIX: t.config.env.REDIS_PREFIX,
-      JWT_SECRET: t.config.secrets.jwtSecret,
-      ADMIN_JWT_SECRET: t.config.secrets.adminJwtSecret,
-      MASTER_KEY: t.config.env.MASTER_KEY,
-    };
+    env = cliEnvOf(t);
   });
   afterAll(() => t.close());
 

@@ -95,3 +95,17 @@ async function deleteRedisPrefix(prefix: string): Promise<void> {
     redis.disconnect();
   }
 }
+
+/** The environment under which the built `sdf admin` commands reach the same database, Redis, secrets and storage as `t`. */
+export function cliEnvOf(t: TestApp): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH,
+    DATABASE_URL: t.config.env.DATABASE_URL,
+    REDIS_URL: t.config.env.REDIS_URL,
+    REDIS_PREFIX: t.config.env.REDIS_PREFIX,
+    JWT_SECRET: t.config.secrets.jwtSecret,
+    ADMIN_JWT_SECRET: t.config.secrets.adminJwtSecret,
+    MASTER_KEY: t.config.env.MASTER_KEY,
+    STORAGE_LOCAL_DIR: t.config.env.STORAGE_LOCAL_DIR,
+  };
+}
