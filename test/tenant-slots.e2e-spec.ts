@@ -36,7 +36,7 @@ describe('tenant slots (fairness between tenants on a shared queue)', () => {
       name,
       async (job: Job<{ tenant: string }>, token?: string) => {
         attempts++;
-        const policy = { perTenant: 1, leaseMs: 30_000, retryDelayMs: 120_000 };
+        const policy = { perTenant: 1, leaseMs: 120_000 };
         return slots.run(name, job.data.tenant, job, token, policy, async () => {
           running++;
           mostAtOnce = Math.max(mostAtOnce, running);

@@ -10,13 +10,26 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local lease = tonumber(ARGV[3])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 if not redis.call('ZSCORE', KEYS[1], ARGV[1]) and redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then
-  redis.call('RPUSH', KEYS[2], ARGV[1])
-  redis.call('PEXPIRE', KEYS[2], lease)
   return 0
 end
 redis.call('ZADD', KEYS[1], now + lease, ARGV[1])
 redis.call('PEXPIRE', KEYS[1], lease)
 return 1
+`;
+
+// Called once the job that found no slot is in the delayed set: it joins the sent-back list, and if a
+// slot was freed meanwhile (a release that found the list without it), the longest-waiting sent-back
+// job is named to be woken now. Between the two scripts no wake can be lost this way.
+const PARK = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('RPUSH', KEYS[2], ARGV[1])
+redis.call('PEXPIRE', KEYS[2], tonumber(ARGV[3]))
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[2]) then
+  return redis.call('LPOP', KEYS[2])
+end
+return false
 `;
 
 // Frees the slot and names the tenant's longest-waiting sent-back job (if any), to be woken at once.
@@ -31,25 +44,30 @@ const WAKE_TRIES = 3;
 export interface SlotPolicy {
   /** Jobs of one tenant running at once in this queue, across every worker process. */
   perTenant: number;
-  /** A slot not released within this time is free again (a worker that died holding it). */
+  /**
+   * A slot not released within this time is free again (a worker that died holding it). It is also how
+   * long a job that found its tenant's slots taken stays in the delayed set unless a freed slot wakes it
+   * first: the wake is what brings it back; the delay is only the net under it (a lost wake).
+   */
   leaseMs: number;
-  /** How long a job that found its tenant's slots taken waits before it is tried again. */
-  retryDelayMs: number;
 }
 
 /**
  * Fairness between tenants on a shared queue: a tenant may hold at most `perTenant` of the running
- * jobs. A job over its tenant's share goes back to the delayed set for a moment (not counted as an
- * attempt), so the workers reach the jobs of other tenants queued behind it instead of filling every
- * slot with one tenant's backlog. BullMQ's own groups do this in its paid edition only.
+ * jobs. A job over its tenant's share goes back to the delayed set (not counted as an attempt) until a
+ * slot of its tenant frees and wakes it, so the workers reach the jobs of other tenants queued behind
+ * it instead of filling every slot with one tenant's backlog, and a sent-back job is taken up again
+ * once, when it can run, rather than on every turn of a timer. BullMQ's own groups do this in its paid edition only.
  */
 @Injectable()
 export class TenantSlots {
   private readonly acquire: (...args: string[]) => Promise<unknown>;
+  private readonly park: (...args: string[]) => Promise<unknown>;
   private readonly release: (...args: string[]) => Promise<unknown>;
 
   constructor(private readonly redis: RedisService) {
     this.acquire = redis.script('sdfTenantSlotAcquire', 2, ACQUIRE);
+    this.park = redis.script('sdfTenantSlotPark', 2, PARK);
     this.release = redis.script('sdfTenantSlotRelease', 2, RELEASE);
   }
 
@@ -70,9 +88,11 @@ export class TenantSlots {
     const member = job.id ?? '';
     const acquired = await this.acquire(key, sentBack, member, String(policy.perTenant), String(policy.leaseMs));
     if (acquired !== 1) {
-      // Jitter keeps a backlog of one tenant from coming back as one block.
-      const delay = policy.retryDelayMs + Math.floor(Math.random() * policy.retryDelayMs);
+      // Jitter keeps a backlog of one tenant from coming back as one block should its wakes be lost.
+      const delay = policy.leaseMs + Math.floor(Math.random() * policy.leaseMs);
       await job.moveToDelayed(Date.now() + delay, token);
+      const freed = await this.park(key, sentBack, member, String(policy.perTenant), String(policy.leaseMs));
+      await this.wakeNext(job, freed, sentBack);
       throw new DelayedError();
     }
     try {

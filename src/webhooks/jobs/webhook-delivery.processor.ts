@@ -52,7 +52,6 @@ export class WebhookDeliveryProcessor extends WorkerHost implements OnApplicatio
     const policy: SlotPolicy = {
       perTenant: env.WEBHOOK_TENANT_CONCURRENCY ?? Math.max(1, Math.ceil(env.WEBHOOK_CONCURRENCY / 2)),
       leaseMs: env.WEBHOOK_TIMEOUT_MS + env.WORKER_LOCK_DURATION_MS,
-      retryDelayMs: 250,
     };
     return this.slots.run(QueueName.WebhookDelivery, job.data.tenant_id, job, token, policy, () =>
       this.deliverOne(job),
