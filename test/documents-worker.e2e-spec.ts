@@ -4,6 +4,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ValidateSdfProcessor } from '../src/documents/jobs/validate-sdf.processor.js';
 import { ValidationPoolService } from '../src/documents/validation-pool.service.js';
 import { QueueName } from '../src/queue/queues.js';
+import {
+  documentKey,
+  STORAGE_DRIVER,
+  StorageNotFoundError,
+  type StorageDriver,
+} from '../src/storage/storage-driver.js';
 import { startApp, type TestApp } from './helpers/app.js';
 import { upload, waitForFinal } from './helpers/documents.js';
 import { buildInvalidSdf, buildSdf } from './helpers/sdf-fixtures.js';
@@ -110,5 +116,28 @@ describe('validation jobs survive workers (S9)', () => {
     expect(await api.ds.query(`SELECT status, updated_at, validation FROM documents WHERE id = $1`, [id])).toEqual(
       before,
     );
+  });
+
+  it('a stored file that vanished while its job waited is retried, not judged invalid; with its record gone, the job is a no-op', async () => {
+    const { archive } = await buildSdf();
+    // No worker may take the job first: the queue is paused while it is taken out.
+    await queue.pause();
+    const res = await upload(api, tenant.apiKey, archive).expect(201);
+    const id = res.body.id as string;
+    expect(await queue.remove(id)).toBe(1);
+    await queue.resume();
+    const storage = api.app.get<StorageDriver>(STORAGE_DRIVER);
+    const key = documentKey(tenant.id, id);
+    // The pool reads the stored file by its path; here it is not there to read.
+    expect(storage.localPath?.(key)).toBeDefined();
+    await storage.delete(key);
+
+    const processor = extra[extra.length - 1]!.app.get(ValidateSdfProcessor);
+    const job = { data: { tenantId: tenant.id, documentId: id }, id } as never;
+    await expect(processor.process(job)).rejects.toBeInstanceOf(StorageNotFoundError);
+    expect(await status(id)).toBe('pending');
+
+    await api.http().delete(`/delete/${id}`).set('X-API-Key', tenant.apiKey).expect(204);
+    expect(await processor.process(job)).toEqual({ skipped: 'gone' });
   });
 });

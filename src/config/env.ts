@@ -106,7 +106,7 @@ export const envSchema = z.object({
   VALIDATION_POOL_WORKERS: positiveInt.optional(),
   VALIDATION_TIMEOUT_MS: positiveInt.default(10_000),
   VALIDATION_MAX_MEMORY_MB: positiveInt.default(512),
-  VALIDATE_SDF_CONCURRENCY: positiveInt.default(4),
+  VALIDATE_SDF_CONCURRENCY: positiveInt.default(8),
   // Validation jobs of one tenant running at once across all workers (default: half of the concurrency).
   VALIDATE_TENANT_CONCURRENCY: positiveInt.optional(),
   // S9: sign-sdf has its own queue and workers, so signing never waits behind a validation backlog.

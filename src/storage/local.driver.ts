@@ -81,6 +81,10 @@ export class LocalStorageDriver implements StorageDriver {
     return handle.createReadStream();
   }
 
+  localPath(key: string): string {
+    return this.pathOf(key);
+  }
+
   async getBuffer(key: string): Promise<Buffer> {
     return readFile(this.pathOf(key)).catch((err: unknown) => {
       throw isNotFound(err) ? new StorageNotFoundError(key) : err;

@@ -21,6 +21,11 @@ export interface StorageDriver {
   /** The object as a stream; `StorageNotFoundError` when there is none. */
   get(key: string): Promise<Readable>;
   getBuffer(key: string): Promise<Buffer>;
+  /**
+   * The object's path on this machine's disk, where the store is one (local): another process here
+   * (the validation pool) reads the file itself instead of receiving its bytes through this one.
+   */
+  localPath?(key: string): string;
   /** Removes the object; removing a missing object is not an error. */
   delete(key: string): Promise<void>;
   exists(key: string): Promise<boolean>;

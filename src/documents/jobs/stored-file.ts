@@ -18,3 +18,33 @@ export async function loadStoredFileForJob(
     throw err;
   }
 }
+
+/**
+ * What the validation pool should read: the stored file's path when the store is this machine's disk
+ * (the pool process reads it, nothing passes through this process's heap), else its bytes; null when
+ * the document is gone. A path is not checked here: `missingAfterFailure` tells, once the pool failed,
+ * whether the file had vanished.
+ */
+export async function storedInputForJob(
+  storage: StorageDriver,
+  documents: DocumentsRepository,
+  doc: SdfDocument,
+): Promise<Buffer | string | null> {
+  if (storage.localPath) return storage.localPath(doc.storage_key);
+  return loadStoredFileForJob(storage, documents, doc);
+}
+
+/**
+ * After the pool failed on a stored path: 'gone' when the file and its document were deleted meanwhile
+ * (nothing left to do); a StorageNotFoundError (retried) when the file is missing but the record is not;
+ * false when the file is there, so the failure is the content's.
+ */
+export async function missingAfterFailure(
+  storage: StorageDriver,
+  documents: DocumentsRepository,
+  doc: SdfDocument,
+): Promise<'gone' | false> {
+  if (await storage.exists(doc.storage_key)) return false;
+  if (!(await documents.findForTenant(doc.tenant_id, doc.id))) return 'gone';
+  throw new StorageNotFoundError(doc.storage_key);
+}

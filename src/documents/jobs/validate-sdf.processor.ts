@@ -14,7 +14,7 @@ import { SIGNATURE_ALGORITHMS, type SdfDocument, type SignatureAlgorithmName } f
 import { ValidationExtensions } from '../validation-extensions.js';
 import { ValidationPoolService } from '../validation-pool.service.js';
 import type { ValidateSdfJob } from './validate-sdf.job.js';
-import { loadStoredFileForJob } from './stored-file.js';
+import { missingAfterFailure, storedInputForJob } from './stored-file.js';
 
 export type ValidateSdfOutcome =
   { status: 'valid' | 'invalid'; code: string | null } | { skipped: 'gone' | 'already-final' };
@@ -73,8 +73,8 @@ export class ValidateSdfProcessor extends WorkerHost {
     if (!doc) return { skipped: 'gone' };
     if (doc.status !== 'pending') return { skipped: 'already-final' };
 
-    const file = await loadStoredFileForJob(this.storage, this.documents, doc);
-    if (!file) return { skipped: 'gone' };
+    const file = await storedInputForJob(this.storage, this.documents, doc);
+    if (file === null) return { skipped: 'gone' };
 
     let data: Buffer | undefined;
     let result: ValidationResult;
@@ -82,6 +82,10 @@ export class ValidateSdfProcessor extends WorkerHost {
       result = await this.pool.validate(tenantId, file, 'background', (bytes) => (data = bytes));
     } catch (err) {
       if (!(err instanceof WorkerTaskError) && !isSdfError(err)) throw err;
+      // A path the pool could not open: the file was deleted while the job waited, not bad content.
+      if (typeof file === 'string' && (await missingAfterFailure(this.storage, this.documents, doc))) {
+        return { skipped: 'gone' };
+      }
       result = contentVerdict('container', err);
     }
     // Stored before the status turns valid, so GET /data/:id of a valid document always finds it.
