@@ -4,10 +4,12 @@
  * key, and the ~100 KB invoice archive they upload.
  */
 import 'reflect-metadata';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { INestApplication } from '@nestjs/common';
 import pg from 'pg';
 import { signAdminToken } from '../src/auth/tokens.js';
@@ -71,6 +73,51 @@ export async function startInProcess(setup: BenchSetup): Promise<{ app: INestApp
   return { app, url: (await app.getUrl()).replace('[::1]', '127.0.0.1') };
 }
 
+const MAIN = fileURLToPath(new URL('../src/main.js', import.meta.url));
+
+/**
+ * The built service (dist/src/main.js) in a process of its own with a role; resolves with its URL (api,
+ * all) once it logs that it is up. The caller ends it (SIGTERM).
+ */
+export function startProcess(
+  role: 'api' | 'worker' | 'all',
+  env: NodeJS.ProcessEnv,
+): Promise<{ child: ChildProcess; url?: string }> {
+  return new Promise((resolve, reject) => {
+    // BENCH_PROFILE_DIR: each service process writes its CPU profile there when it ends.
+    const profile = process.env.BENCH_PROFILE_DIR;
+    const args = profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`, '--cpu-prof-interval=250'] : [];
+    const child = spawn(process.execPath, [...args, MAIN], {
+      env: { ...env, PROCESS_ROLE: role, LOG_LEVEL: 'info', PORT: '0', HOST: '127.0.0.1' },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let buffered = '';
+    child.on('exit', (code) => reject(new Error(`${role} process exited with ${code}`)));
+    child.stdout!.on('data', (d: Buffer) => {
+      buffered += d.toString();
+      let nl: number;
+      while ((nl = buffered.indexOf('\n')) >= 0) {
+        const line = buffered.slice(0, nl);
+        buffered = buffered.slice(nl + 1);
+        if (line.includes('"msg":"listening"')) {
+          resolve({ child, url: (JSON.parse(line) as { url: string }).url.replace('[::1]', '127.0.0.1') });
+        } else if (line.includes('"msg":"worker started"')) {
+          resolve({ child });
+        }
+      }
+    });
+  });
+}
+
+/** Ends processes started by `startProcess` and waits until they are gone. */
+export async function stopProcesses(children: ChildProcess[]): Promise<void> {
+  for (const child of children) {
+    child.removeAllListeners('exit');
+    child.kill('SIGTERM');
+  }
+  await Promise.all(children.map((c) => new Promise((r) => (c.exitCode !== null ? r(null) : c.once('exit', r)))));
+}
+
 /** Headers of an operator request (a short-lived admin JWT). */
 export function adminHeaders(config: AppConfig): Record<string, string> {
   return {
@@ -111,6 +158,42 @@ export async function benchArchive(bytes = 100 * 1024): Promise<Buffer> {
 export function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+/**
+ * CPU time (user + system, in ms) of every process on the machine so far, by group: the processes named
+ * in `own` under their label, PostgreSQL's and Redis's server processes, and this process as `bench`
+ * (its clients); the rest as `other`. Two readings subtracted give where a phase's CPU went.
+ */
+export function cpuByGroup(own: Record<string, number | undefined> = {}): Map<string, number> {
+  const labels = new Map<number, string>([[process.pid, 'bench']]);
+  for (const [label, pid] of Object.entries(own)) if (pid !== undefined) labels.set(pid, label);
+  const out = new Map<string, number>();
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+    } catch {
+      continue; // ended meanwhile
+    }
+    const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ms = ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime + stime, USER_HZ 100
+    const group =
+      labels.get(Number(name)) ??
+      (comm.startsWith('postgres') ? 'postgres' : comm.startsWith('redis') ? 'redis' : 'other');
+    out.set(group, (out.get(group) ?? 0) + ms);
+  }
+  return out;
+}
+
+/** `after` minus `before`, per group, divided by `n` (ms of CPU per item), largest first. */
+export function cpuPer(before: Map<string, number>, after: Map<string, number>, n: number): [string, number][] {
+  return [...after]
+    .map(([group, ms]): [string, number] => [group, (ms - (before.get(group) ?? 0)) / n])
+    .filter(([, ms]) => ms > 0)
+    .sort((a, b) => b[1] - a[1]);
 }
 
 /** Runs a benchmark's main and exits non-zero on failure. */

@@ -1,9 +1,10 @@
 /**
  * Signing jobs per second beside `signArchive()` of the same file in a loop, in the same run.
  *
- * The service figure: BENCH_SIGNS valid documents are asked to be signed at once (POST /sign/:id each),
- * and the clock runs until PostgreSQL shows every one `signed` (one process, PROCESS_ROLE all). The
- * baseline: `signArchive()` with the same key type, BENCH_SIGNS times, one after the other.
+ * The service figure: BENCH_SIGNS valid documents are asked to be signed (POST /sign/:id each, by 32
+ * clients), and the clock runs until PostgreSQL shows every one `signed`. The service runs as one
+ * process of its own (PROCESS_ROLE all), so the clients and the polling stay off its event loop. The
+ * baseline: `signArchive()` with the same key type, BENCH_SIGNS times, one after the other, here.
  *
  *   npm run bench:sign        (BENCH_SIGNS, default 200)
  *
@@ -11,9 +12,19 @@
  */
 import type pg from 'pg';
 import { DEFAULT_LIMITS, generateKeyPair, signArchive } from '../src/sdf/index.js';
-import { benchArchive, benchSetup, benchTenant, run, startInProcess } from './harness.js';
+import {
+  benchArchive,
+  benchSetup,
+  benchTenant,
+  cpuByGroup,
+  cpuPer,
+  run,
+  startProcess,
+  stopProcesses,
+} from './harness.js';
 
 const SIGNS = Number(process.env.BENCH_SIGNS ?? 200);
+const CLIENTS = 32;
 
 async function waitFor(db: pg.Client, tenantId: string, status: string, count: number): Promise<void> {
   for (;;) {
@@ -29,7 +40,8 @@ async function waitFor(db: pg.Client, tenantId: string, status: string, count: n
 async function main(): Promise<void> {
   const setup = await benchSetup();
   const { db } = setup;
-  const { app, url } = await startInProcess(setup);
+  const service = await startProcess('all', { ...setup.env, DATABASE_RUN_MIGRATIONS: 'false' });
+  const url = service.url!;
   try {
     const tenant = await benchTenant(url, setup.config, 'Sign');
     const auth = { 'X-API-Key': tenant.key };
@@ -59,24 +71,29 @@ async function main(): Promise<void> {
     }
     const baseRate = (SIGNS / (performance.now() - t0)) * 1000;
 
+    const cpuBefore = cpuByGroup({ service: service.child.pid });
     const t1 = performance.now();
+    let next = 0;
     await Promise.all(
-      ids.map(async (id) => {
-        const res = await fetch(`${url}/sign/${id}`, { method: 'POST', headers: auth });
-        if (res.status !== 202) throw new Error(`sign answered ${res.status}`);
-        await res.arrayBuffer();
+      Array.from({ length: CLIENTS }, async () => {
+        for (let i = next++; i < ids.length; i = next++) {
+          const res = await fetch(`${url}/sign/${ids[i]}`, { method: 'POST', headers: auth });
+          if (res.status !== 202) throw new Error(`sign answered ${res.status}`);
+          await res.arrayBuffer();
+        }
       }),
     );
     const accepted = performance.now() - t1;
     await waitFor(db, tenant.id, 'signed', SIGNS);
     const serviceRate = (SIGNS / (performance.now() - t1)) * 1000;
+    const cpu = cpuPer(cpuBefore, cpuByGroup({ service: service.child.pid }), SIGNS);
     console.log(`file: ${archive.length} bytes; ${SIGNS} signatures (ECDSA-P256)`);
     console.log(`signArchive() in a loop: ${baseRate.toFixed(1)}/s`);
     console.log(`signing jobs (POST /sign/:id to signed): ${serviceRate.toFixed(1)}/s`);
     console.log(`ratio: ${(serviceRate / baseRate).toFixed(2)} (every 202 answered after ${accepted.toFixed(0)} ms)`);
-    console.log(`peak RSS: ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB`);
+    console.log(`CPU per signature (ms): ${cpu.map(([g, ms]) => `${g} ${ms.toFixed(2)}`).join(', ')}`);
   } finally {
-    await app.close();
+    await stopProcesses([service.child]);
     await setup.cleanup();
   }
 }

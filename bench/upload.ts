@@ -14,22 +14,29 @@
  *
  * Needs the local PostgreSQL and Redis (DATABASE_URL / REDIS_URL); makes and drops its own database.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { fileURLToPath } from 'node:url';
 import type pg from 'pg';
 import type { AppConfig } from '../src/config/app-config.js';
-import { benchArchive, benchSetup, benchTenant, percentile, run, startInProcess } from './harness.js';
+import {
+  benchArchive,
+  benchSetup,
+  benchTenant,
+  percentile,
+  run,
+  startInProcess,
+  startProcess,
+  stopProcesses,
+} from './harness.js';
 
 const LEVELS = [1, 8, 32, 64];
 const PER_LEVEL = Number(process.env.BENCH_UPLOADS ?? 160);
 const FILE_BYTES = 100 * 1024;
-const MAIN = fileURLToPath(new URL('../src/main.js', import.meta.url));
 
 interface Figure {
   rate: number;
@@ -122,31 +129,6 @@ class StatusPoller {
   }
 }
 
-/** Starts the built service with a role; resolves with its URL (api) once it logs that it is up. */
-function startProcess(role: 'api' | 'worker', env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; url?: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [MAIN], {
-      env: { ...env, PROCESS_ROLE: role, LOG_LEVEL: 'info', PORT: '0', HOST: '127.0.0.1' },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let buffered = '';
-    child.on('exit', (code) => reject(new Error(`${role} process exited with ${code}`)));
-    child.stdout!.on('data', (d: Buffer) => {
-      buffered += d.toString();
-      let nl: number;
-      while ((nl = buffered.indexOf('\n')) >= 0) {
-        const line = buffered.slice(0, nl);
-        buffered = buffered.slice(nl + 1);
-        if (line.includes('"msg":"listening"')) {
-          resolve({ child, url: (JSON.parse(line) as { url: string }).url.replace('[::1]', '127.0.0.1') });
-        } else if (line.includes('"msg":"worker started"')) {
-          resolve({ child });
-        }
-      }
-    });
-  });
-}
-
 /** Peak resident memory of a process, in MB (VmHWM), read before it ends. */
 function peakRssMb(pid: number | undefined): number {
   if (pid === undefined) return NaN;
@@ -236,11 +218,7 @@ async function main(): Promise<void> {
     );
   } finally {
     poller.stop();
-    for (const child of children) {
-      child.removeAllListeners('exit');
-      child.kill('SIGTERM');
-    }
-    await Promise.all(children.map((c) => new Promise((r) => (c.exitCode !== null ? r(null) : c.once('exit', r)))));
+    await stopProcesses(children);
     await new Promise((r) => baseline.close(r));
     rmSync(baselineDir, { recursive: true, force: true });
     await setup.cleanup();

@@ -110,7 +110,9 @@ export const envSchema = z.object({
   // Validation jobs of one tenant running at once across all workers (default: half of the concurrency).
   VALIDATE_TENANT_CONCURRENCY: positiveInt.optional(),
   // S9: sign-sdf has its own queue and workers, so signing never waits behind a validation backlog.
-  SIGN_SDF_CONCURRENCY: positiveInt.default(2),
+  SIGN_SDF_CONCURRENCY: positiveInt.default(4),
+  // Threads per worker process that run signArchive() off the event loop (default: cores but one, 1-4).
+  SIGN_THREADS: positiveInt.optional(),
   WORKER_LOCK_DURATION_MS: positiveInt.default(30_000),
   WORKER_STALLED_INTERVAL_MS: positiveInt.default(30_000),
   // S9: documents still pending this long after upload are enqueued again (a lost enqueue).

@@ -5,6 +5,7 @@ import { configureSignWorker, SignSdfProcessor } from './jobs/sign-sdf.processor
 import { SigningController } from './signing.controller.js';
 import { SigningKeysModule } from './signing-keys.module.js';
 import { SigningService } from './signing.service.js';
+import { SigningThreadsService } from './signing-threads.service.js';
 
 /**
  * Signing and verification of stored documents (F9, S3, S9). The sign-sdf processor exists only in
@@ -18,7 +19,7 @@ export class SigningModule {
       module: SigningModule,
       imports: [SigningKeysModule],
       controllers: [SigningController],
-      providers: [SigningService, ...workerProviders(config, [SignSdfProcessor])],
+      providers: [SigningService, ...workerProviders(config, [SigningThreadsService, SignSdfProcessor])],
     };
   }
 }

@@ -14,9 +14,9 @@ import type { SdfDocument } from '../../documents/entities/document.entity.js';
 import { ValidationPoolService } from '../../documents/validation-pool.service.js';
 import { EventsService } from '../../events/events.service.js';
 import { QueueName } from '../../queue/queues.js';
-import { signArchive } from '../../sdf/index.js';
 import { STORAGE_DRIVER, type StorageDriver } from '../../storage/storage-driver.js';
 import { SigningKeysService } from '../signing-keys.service.js';
+import { SigningThreadsService } from '../signing-threads.service.js';
 import type { SignSdfJob } from './sign-sdf.job.js';
 import { loadStoredFileForJob } from '../../documents/jobs/stored-file.js';
 
@@ -57,6 +57,7 @@ export class SignSdfProcessor extends WorkerHost {
     private readonly events: EventsService,
     private readonly keys: SigningKeysService,
     private readonly pool: ValidationPoolService,
+    private readonly threads: SigningThreadsService,
     private readonly audit: AuditService,
     @Optional() private readonly meter?: UsageMeter,
   ) {
@@ -125,9 +126,10 @@ export class SignSdfProcessor extends WorkerHost {
     const file = await loadStoredFileForJob(this.storage, this.documents, doc);
     if (!file) return { skipped: 'gone' };
 
-    // The CPU work happens before the row is locked, so the lock is held only for the write and commit.
+    // The CPU work happens before the row is locked (and on a signing thread, not the event loop), so
+    // the lock is held only for the write and commit.
     const key = await this.keys.activeKeyForSigning(tenantId);
-    const signed = await signArchive(file, {
+    const signed = await this.threads.sign(file, {
       privateKeyPem: key.privateKeyPem,
       algorithm: key.algorithm,
       keyId: key.keyId,

@@ -1,0 +1,104 @@
+/**
+ * Where the machine's CPU goes per upload under load: BENCH_UPLOADS uploads (default 2000) by
+ * BENCH_CLIENTS clients (default 32) against an `api` and a `worker` process of the built service,
+ * until every document is settled; then the CPU time (user + system) of every process on the machine,
+ * grouped (the clients in this process, api, worker, PostgreSQL, Redis, the validation pool and the
+ * rest), per upload, beside the machine's own user/system/idle split over the same time.
+ *
+ *   npm run bench:cpu-share
+ *
+ * Needs the local PostgreSQL and Redis; makes and drops its own database.
+ */
+import { readFileSync } from 'node:fs';
+import {
+  benchArchive,
+  benchSetup,
+  benchTenant,
+  cpuByGroup,
+  cpuPer,
+  run,
+  startProcess,
+  stopProcesses,
+} from './harness.js';
+
+const TOTAL = Number(process.env.BENCH_UPLOADS ?? 2000);
+const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 32);
+const MACHINE = ['user', 'nice', 'system', 'idle', 'iowait', 'irq', 'softirq', 'steal'];
+
+/** The machine's CPU time so far by kind, in ms (the first line of /proc/stat, USER_HZ 100). */
+function machine(): number[] {
+  const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1, 9);
+  return fields.map((ticks) => Number(ticks) * 10);
+}
+
+async function main(): Promise<void> {
+  const setup = await benchSetup();
+  const env = { ...setup.env, DATABASE_RUN_MIGRATIONS: 'false' };
+  const api = await startProcess('api', env);
+  const worker = await startProcess('worker', env);
+  try {
+    const { key } = await benchTenant(api.url!, setup.config, 'Cpu');
+    const archive = await benchArchive();
+    const upload = async () => {
+      const body = new FormData();
+      body.append('file', new Blob([archive]), 'bench.sdf');
+      const res = await fetch(`${api.url}/upload`, { method: 'POST', headers: { 'X-API-Key': key }, body });
+      await res.arrayBuffer();
+      if (res.status !== 201) throw new Error(`upload answered ${res.status}`);
+    };
+    const settled = async () => {
+      for (;;) {
+        const { rows } = await setup.db.query<{ n: string }>(
+          `SELECT count(*) AS n FROM documents WHERE status = 'pending'`,
+        );
+        if (rows[0]!.n === '0') return;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    };
+    for (let i = 0; i < 100; i++) await upload(); // warm-up
+    await settled();
+
+    const own = { api: api.child.pid, worker: worker.child.pid };
+    const cpu0 = cpuByGroup(own);
+    const m0 = machine();
+    const t0 = performance.now();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: CLIENTS }, async () => {
+        while (next++ < TOTAL) await upload();
+      }),
+    );
+    const uploaded = performance.now() - t0;
+    await settled();
+    const all = performance.now() - t0;
+    const m1 = machine();
+    const perUpload = cpuPer(cpu0, cpuByGroup(own), TOTAL);
+
+    console.log(
+      `${TOTAL} uploads by ${CLIENTS} clients: ${((TOTAL / uploaded) * 1000).toFixed(0)}/s answered, ` +
+        `${((TOTAL / all) * 1000).toFixed(0)}/s settled`,
+    );
+    console.log('CPU per upload (ms), by process:');
+    for (const [group, ms] of perUpload) {
+      // The validation pool's processes are the worker's children, started as `node` (grouped as other).
+      console.log(
+        `  ${ms.toFixed(2).padStart(6)}  ${group === 'other' ? 'other (validation pool, kernel, ...)' : group}`,
+      );
+    }
+    console.log(
+      `  ${perUpload
+        .reduce((s, [, ms]) => s + ms, 0)
+        .toFixed(2)
+        .padStart(6)}  all`,
+    );
+    console.log(
+      'machine per upload (ms): ' +
+        MACHINE.map((name, i) => `${name} ${((m1[i]! - m0[i]!) / TOTAL).toFixed(2)}`).join(', '),
+    );
+  } finally {
+    await stopProcesses([api.child, worker.child]);
+    await setup.cleanup();
+  }
+}
+
+run(main);

@@ -1,0 +1,52 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { SdfError } from '../errors.js';
+import { buildSdf } from '../testing/build-sdf.js';
+import { generateKeyPair } from './keys.js';
+import { signArchive } from './sign.js';
+import { createSignThreads } from './sign-threads.js';
+import { verifyArchive } from './verify.js';
+
+const rsa = generateKeyPair('RSA-2048');
+const ec = generateKeyPair('ECDSA-P256');
+const signedAt = '2026-03-15T13:30:00.000Z';
+
+describe('signing threads', () => {
+  const threads = createSignThreads(2);
+  afterAll(() => threads.destroy());
+
+  it('gives the bytes signArchive() gives (RS256 is deterministic)', async () => {
+    const archive = buildSdf();
+    const options = { privateKeyPem: rsa.privateKeyPem, keyId: rsa.keyId, signedAt };
+    const expected = await signArchive(archive, options);
+    expect((await threads.sign(archive, options)).equals(expected)).toBe(true);
+  });
+
+  it('signs many files at once, each verifiable, across the threads', async () => {
+    const files = Array.from({ length: 12 }, () => buildSdf());
+    const signed = await Promise.all(
+      files.map((f) => threads.sign(f, { privateKeyPem: ec.privateKeyPem, keyId: ec.keyId })),
+    );
+    const lookup = (kid: string) => (kid === ec.keyId ? { publicKey: ec.publicKeyPem } : undefined);
+    for (const archive of signed) {
+      expect(await verifyArchive(archive, { keyLookup: lookup })).toMatchObject({ valid: true, trusted: true });
+    }
+  });
+
+  it('passes the format core’s errors on as SdfError with their code, and keeps serving', async () => {
+    const refused = threads.sign(buildSdf(), { privateKeyPem: ec.privateKeyPem, algorithm: 'RSA-2048' });
+    await expect(refused).rejects.toBeInstanceOf(SdfError);
+    await expect(refused).rejects.toMatchObject({ code: 'SDF_ERROR_INVALID_SIGNATURE' });
+    await expect(threads.sign(Buffer.from('not a zip'), { privateKeyPem: ec.privateKeyPem })).rejects.toBeInstanceOf(
+      SdfError,
+    );
+    const archive = await threads.sign(buildSdf(), { privateKeyPem: ec.privateKeyPem });
+    expect(archive.length).toBeGreaterThan(0);
+  });
+
+  it('refuses work once destroyed', async () => {
+    const closing = createSignThreads(1);
+    await closing.sign(buildSdf(), { privateKeyPem: ec.privateKeyPem });
+    await closing.destroy();
+    await expect(closing.sign(buildSdf(), { privateKeyPem: ec.privateKeyPem })).rejects.toThrow(/closed/);
+  });
+});
