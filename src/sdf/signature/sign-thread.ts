@@ -7,8 +7,7 @@ export interface SignTask {
   options: SignOptions;
 }
 
-export type SignReply =
-  { signed: Uint8Array } | { error: { message: string; code?: SdfError['code']; file?: string } };
+export type SignReply = { signed: Uint8Array } | { error: { message: string; code?: SdfError['code']; file?: string } };
 
 /** Runs in a signing thread: one archive at a time, the answer (or the error's parts) posted back. */
 parentPort!.on('message', (task: SignTask) => {
