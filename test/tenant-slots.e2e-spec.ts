@@ -72,3 +72,85 @@ describe('tenant slots (fairness between tenants on a shared queue)', () => {
     expect(await slots.held(name, 'tenant-a')).toBe(0);
   }, 60_000);
 });
+
+/**
+ * A queue whose producers mark jobs waiting (`tracksWaiting`): a tenant alone runs past its share, and
+ * keeps to its share only while another tenant has jobs waiting.
+ */
+describe('tenant slots with waiting jobs tracked', () => {
+  const prefix = `sdft_${randomBytes(5).toString('hex')}`;
+  const name = 'slots-tracked';
+  const policy = { perTenant: 1, leaseMs: 120_000, tracksWaiting: true };
+  let redis: RedisService;
+  let slots: TenantSlots;
+  let queue: Queue;
+  let events: QueueEvents;
+  let worker: Worker;
+  const running = new Map<string, number>();
+  const starts: { tenant: string; id: string; runningOfTenant: number; otherStarted: boolean }[] = [];
+  let attempts = 0;
+
+  beforeAll(async () => {
+    redis = new RedisService({ env: { REDIS_URL, REDIS_PREFIX: prefix } } as unknown as AppConfig);
+    slots = new TenantSlots(redis);
+    const connection = redisOptions(REDIS_URL) as ConnectionOptions;
+    queue = new Queue(name, { connection, prefix });
+    events = new QueueEvents(name, { connection, prefix });
+    await events.waitUntilReady();
+    worker = new Worker(
+      name,
+      async (job: Job<{ tenant: string }>, token?: string) => {
+        attempts++;
+        const tenant = job.data.tenant;
+        return slots.run(name, tenant, job, token, policy, async () => {
+          running.set(tenant, (running.get(tenant) ?? 0) + 1);
+          starts.push({
+            tenant,
+            id: job.id!,
+            runningOfTenant: running.get(tenant)!,
+            otherStarted: starts.some((s) => s.tenant !== tenant),
+          });
+          await new Promise((resolve) => setTimeout(resolve, 150));
+          running.set(tenant, running.get(tenant)! - 1);
+        });
+      },
+      { connection, prefix, concurrency: 4, autorun: false },
+    );
+  });
+  afterAll(async () => {
+    await worker?.close();
+    await events?.close();
+    await queue?.obliterate({ force: true }).catch(() => undefined);
+    await queue?.close();
+    const keys = await redis.client.keys(`${prefix}:*`);
+    if (keys.length > 0) await redis.client.del(...keys);
+    await redis.client.quit();
+  });
+
+  /** Marks each job waiting, then enqueues them all, as enqueueValidation does. */
+  async function enqueue(tenant: string, ids: string[]): Promise<Job[]> {
+    for (const id of ids) await slots.waiting(name, tenant, id);
+    return queue.addBulk(ids.map((id) => ({ name: 'j', data: { tenant }, opts: { jobId: id } })));
+  }
+
+  it('a tenant alone uses every worker, without sending a job back', async () => {
+    const jobs = await enqueue('tenant-b', ['b0', 'b1', 'b2', 'b3']);
+    void worker.run();
+    await Promise.all(jobs.map((job) => job.waitUntilFinished(events, 30_000)));
+    expect(Math.max(...starts.map((s) => s.runningOfTenant))).toBe(4);
+    expect(attempts).toBe(4);
+  }, 60_000);
+
+  it('while another tenant has a job waiting, a tenant keeps to its share', async () => {
+    await worker.pause();
+    starts.length = 0;
+    const jobs = [...(await enqueue('tenant-c', ['c0', 'c1', 'c2', 'c3'])), ...(await enqueue('tenant-d', ['d0']))];
+    void worker.resume();
+    await Promise.all(jobs.map((job) => job.waitUntilFinished(events, 30_000)));
+    const beforeD = starts.filter((s) => s.tenant === 'tenant-c' && !s.otherStarted);
+    expect(beforeD.length).toBeGreaterThan(0);
+    // Until d0 started, tenant-c ran one job at a time though four workers were free.
+    for (const s of beforeD) expect(s.runningOfTenant).toBe(1);
+    expect(starts.map((s) => s.id).sort()).toEqual(['c0', 'c1', 'c2', 'c3', 'd0']);
+  }, 60_000);
+});

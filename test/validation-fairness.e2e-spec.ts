@@ -48,9 +48,11 @@ describe("fair validation between tenants (one tenant's hostile backlog does not
     const ids: string[] = [];
     for (let i = 0; i < 2; i++) ids.push((await upload(t, b.apiKey, buildSdf()).expect(201)).body.id as string);
     for (const id of ids) expect((await waitForFinal(t, b.apiKey, id, 60_000)).body.status).toBe('valid');
-    // B's jobs passed A's queue: A's running file and at most one taking its turn before B's finished meanwhile.
+    // B's jobs passed A's queue. A, alone until then, held every worker: B's first job waits for one of
+    // A's files to end and free a worker, then for the file then running in the pool, and B's second
+    // takes turns with A's. Of A's 20, at most four were judged meanwhile; in arrival order all would be.
     const judgedMeanwhile = (await judged(a.id)) - beforeUploads;
-    expect(judgedMeanwhile).toBeLessThanOrEqual(3);
+    expect(judgedMeanwhile).toBeLessThanOrEqual(4);
     expect(await judged(a.id)).toBeLessThan(20);
   }, 120_000);
 });

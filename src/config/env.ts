@@ -107,7 +107,8 @@ export const envSchema = z.object({
   VALIDATION_TIMEOUT_MS: positiveInt.default(10_000),
   VALIDATION_MAX_MEMORY_MB: positiveInt.default(512),
   VALIDATE_SDF_CONCURRENCY: positiveInt.default(8),
-  // Validation jobs of one tenant running at once across all workers (default: half of the concurrency).
+  // Validation jobs of one tenant running at once across all workers while another tenant's jobs wait
+  // (default: half of the concurrency; a tenant alone uses every worker).
   VALIDATE_TENANT_CONCURRENCY: positiveInt.optional(),
   // S9: sign-sdf has its own queue and workers, so signing never waits behind a validation backlog.
   SIGN_SDF_CONCURRENCY: positiveInt.default(4),

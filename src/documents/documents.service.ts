@@ -26,6 +26,7 @@ import { DocumentsRepository } from './documents.repository.js';
 import type { ListDocumentsQueryDto } from './dto/list-query.dto.js';
 import type { SdfDocument } from './entities/document.entity.js';
 import { enqueueValidation } from './jobs/validate-sdf.job.js';
+import { TenantSlots } from '../queue/tenant-slots.js';
 import type { SpooledFile } from './upload-spool.js';
 import { ValidationPoolService } from './validation-pool.service.js';
 
@@ -76,6 +77,7 @@ export class DocumentsService {
     private readonly audit: AuditService,
     private readonly events: EventsService,
     private readonly pool: ValidationPoolService,
+    private readonly slots: TenantSlots,
     @Optional() private readonly meter?: UsageMeter,
   ) {}
 
@@ -138,7 +140,7 @@ export class DocumentsService {
       }
       throw err;
     }
-    await enqueueValidation(this.validateQueue, doc).catch((err: unknown) => {
+    await enqueueValidation(this.validateQueue, this.slots, doc).catch((err: unknown) => {
       // The record is committed; the pending sweeper enqueues it again (S9).
       this.logger.warn({ msg: 'enqueue failed; the sweeper will retry', tenant_id: tenantId, id, err: String(err) });
     });

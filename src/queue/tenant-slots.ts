@@ -2,19 +2,45 @@ import { Injectable } from '@nestjs/common';
 import { DelayedError, Job } from 'bullmq';
 import { RedisService } from '../redis/redis.module.js';
 
-// A sorted set per queue and tenant: member = job id, score = when its lease ends (Redis clock). Leases
-// that a dead worker never released expire by themselves, so a crash cannot leak a slot for good.
+// Per queue and tenant: a sorted set of running job ids (score = when its lease ends, Redis clock; a
+// lease a dead worker never released expires by itself, so a crash cannot leak a slot for good), the
+// list of jobs sent back, and, where the queue tracks it, the set of its jobs waiting to run. Per queue:
+// the tenants with jobs waiting (score = when that entry lapses unless refreshed).
+//
+// A job over its tenant's share is sent back only while another tenant has jobs waiting: alone on the
+// queue, a tenant uses every worker, and its jobs keep their order.
 const ACQUIRE = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local lease = tonumber(ARGV[3])
+local tracked = ARGV[5] == '1'
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 if not redis.call('ZSCORE', KEYS[1], ARGV[1]) and redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then
-  return 0
+  if not tracked then return 0 end
+  redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
+  local others = redis.call('ZCARD', KEYS[4])
+  if redis.call('ZSCORE', KEYS[4], ARGV[4]) then others = others - 1 end
+  if others > 0 then return 0 end
 end
 redis.call('ZADD', KEYS[1], now + lease, ARGV[1])
 redis.call('PEXPIRE', KEYS[1], lease)
+if tracked then
+  redis.call('SREM', KEYS[3], ARGV[1])
+  if redis.call('SCARD', KEYS[3]) == 0 then redis.call('ZREM', KEYS[4], ARGV[4]) end
+end
 return 1
+`;
+
+// A job is waiting: recorded before it is enqueued (and again when it is sent back), kept for a while
+// past the last such mark, so a mark whose job never ran (an enqueue that failed after it) lapses.
+const WAITING = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local ttl = tonumber(ARGV[3])
+redis.call('SADD', KEYS[1], ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ttl)
+redis.call('ZADD', KEYS[2], now + ttl, ARGV[2])
+redis.call('PEXPIRE', KEYS[2], ttl)
 `;
 
 // Called once the job that found no slot is in the delayed set: it joins the sent-back list, and if a
@@ -41,6 +67,9 @@ return redis.call('LPOP', KEYS[2])
 /** A released slot wakes at most this many sent-back ids in turn (the list may name a job twice). */
 const WAKE_TRIES = 3;
 
+/** How long a waiting mark lasts past the last enqueue or send-back that refreshed it. */
+const WAITING_TTL_MS = 15 * 60_000;
+
 export interface SlotPolicy {
   /** Jobs of one tenant running at once in this queue, across every worker process. */
   perTenant: number;
@@ -50,6 +79,11 @@ export interface SlotPolicy {
    * first: the wake is what brings it back; the delay is only the net under it (a lost wake).
    */
   leaseMs: number;
+  /**
+   * The queue's producers call `waiting()` for every job: a job over its tenant's share then runs
+   * anyway while no other tenant has jobs waiting. Without it, the share holds at all times.
+   */
+  tracksWaiting?: boolean;
 }
 
 /**
@@ -63,12 +97,32 @@ export interface SlotPolicy {
 export class TenantSlots {
   private readonly acquire: (...args: string[]) => Promise<unknown>;
   private readonly park: (...args: string[]) => Promise<unknown>;
+  private readonly mark: (...args: string[]) => Promise<unknown>;
   private readonly release: (...args: string[]) => Promise<unknown>;
 
   constructor(private readonly redis: RedisService) {
-    this.acquire = redis.script('sdfTenantSlotAcquire', 2, ACQUIRE);
+    this.acquire = redis.script('sdfTenantSlotAcquire', 4, ACQUIRE);
     this.park = redis.script('sdfTenantSlotPark', 2, PARK);
+    this.mark = redis.script('sdfTenantSlotWaiting', 2, WAITING);
     this.release = redis.script('sdfTenantSlotRelease', 2, RELEASE);
+  }
+
+  /**
+   * Marks a job of the tenant as waiting to run, before it is enqueued (for a queue whose policy
+   * `tracksWaiting`): while it waits, other tenants' jobs keep to their share.
+   */
+  async waiting(queue: string, tenantId: string, jobId: string): Promise<void> {
+    const { waitingIds, waitingTenants } = this.keys(queue, tenantId);
+    await this.mark(waitingIds, waitingTenants, jobId, tenantId, String(WAITING_TTL_MS));
+  }
+
+  private keys(queue: string, tenantId: string) {
+    return {
+      slots: this.redis.key('slots', queue, tenantId),
+      sentBack: this.redis.key('slots', queue, tenantId, 'sent-back'),
+      waitingIds: this.redis.key('slots', queue, tenantId, 'waiting'),
+      waitingTenants: this.redis.key('slots', queue, 'waiting'),
+    };
   }
 
   /**
@@ -83,14 +137,26 @@ export class TenantSlots {
     policy: SlotPolicy,
     work: () => Promise<T>,
   ): Promise<T> {
-    const key = this.redis.key('slots', queue, tenantId);
-    const sentBack = this.redis.key('slots', queue, tenantId, 'sent-back');
+    const { slots: key, sentBack, waitingIds, waitingTenants } = this.keys(queue, tenantId);
     const member = job.id ?? '';
-    const acquired = await this.acquire(key, sentBack, member, String(policy.perTenant), String(policy.leaseMs));
+    const tracked = policy.tracksWaiting ? '1' : '0';
+    const acquired = await this.acquire(
+      key,
+      sentBack,
+      waitingIds,
+      waitingTenants,
+      member,
+      String(policy.perTenant),
+      String(policy.leaseMs),
+      tenantId,
+      tracked,
+    );
     if (acquired !== 1) {
       // Jitter keeps a backlog of one tenant from coming back as one block should its wakes be lost.
       const delay = policy.leaseMs + Math.floor(Math.random() * policy.leaseMs);
       await job.moveToDelayed(Date.now() + delay, token);
+      // Still waiting: the mark is refreshed, so a long wait does not let it lapse.
+      if (policy.tracksWaiting) await this.waiting(queue, tenantId, member);
       const freed = await this.park(key, sentBack, member, String(policy.perTenant), String(policy.leaseMs));
       await this.wakeNext(job, freed, sentBack);
       throw new DelayedError();

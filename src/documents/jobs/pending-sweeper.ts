@@ -6,6 +6,7 @@ import { AppConfig } from '../../config/app-config.js';
 import { QueueName } from '../../queue/queues.js';
 import { DocumentsRepository } from '../documents.repository.js';
 import { enqueueValidation } from './validate-sdf.job.js';
+import { TenantSlots } from '../../queue/tenant-slots.js';
 
 const BATCH = 500;
 
@@ -28,6 +29,7 @@ export class PendingSweeper implements OnApplicationBootstrap, OnApplicationShut
     @Inject(AppConfig) private readonly config: AppConfig,
     @InjectQueue(QueueName.ValidateSdf) private readonly queue: Queue,
     private readonly documents: DocumentsRepository,
+    private readonly slots: TenantSlots,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -41,7 +43,7 @@ export class PendingSweeper implements OnApplicationBootstrap, OnApplicationShut
   /** One pass; returns how many documents were handed to the queue. */
   async sweep(): Promise<number> {
     const stale = await this.documents.findStalePendingAcrossTenants(this.config.env.PENDING_SWEEP_AGE_MS, BATCH);
-    for (const doc of stale) await enqueueValidation(this.queue, doc);
+    for (const doc of stale) await enqueueValidation(this.queue, this.slots, doc);
     if (stale.length) this.logger.log({ msg: 'pending documents re-enqueued', count: stale.length });
     return stale.length;
   }

@@ -57,6 +57,8 @@ export class ValidateSdfProcessor extends WorkerHost {
         config.env.VALIDATE_TENANT_CONCURRENCY ?? Math.max(1, Math.ceil(config.env.VALIDATE_SDF_CONCURRENCY / 2)),
       // A file is judged within the pool's budget; the lease covers loading it and settling the record too.
       leaseMs: config.env.VALIDATION_TIMEOUT_MS + config.env.WORKER_LOCK_DURATION_MS,
+      // enqueueValidation marks every job waiting: a tenant alone on the queue is not held to its share.
+      tracksWaiting: true,
     };
   }
 
