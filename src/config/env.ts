@@ -99,7 +99,8 @@ export const envSchema = z.object({
   S3_SECRET_ACCESS_KEY: z.string().optional(),
   S3_FORCE_PATH_STYLE: bool.default(true),
 
-  // Upload bodies are spooled here (never held in memory) before the partial read of meta.json (S2).
+  // Upload bodies are spooled here (never held in memory) before the partial read of meta.json (S2);
+  // default: the local store's .tmp folder (so storing moves the file), with S3 the OS temp folder.
   UPLOAD_TMP_DIR: z.string().optional(),
 
   // The validation pool (F6 safety budget) and the validate-sdf workers (S9).

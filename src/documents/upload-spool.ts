@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -54,9 +54,9 @@ export async function spoolUpload(req: Request, options: SpoolOptions): Promise<
     throw payloadTooLarge(options.maxBytes);
   }
 
-  const dir = await mkdtemp(join(options.tmpDir ?? tmpdir(), 'sdf-upload-'));
-  const discard = () => rm(dir, { recursive: true, force: true });
-  const path = join(dir, randomBytes(8).toString('hex'));
+  // A private file (created exclusively, owner-only) under a name nobody can guess.
+  const path = join(options.tmpDir ?? tmpdir(), `sdf-upload-${randomBytes(16).toString('hex')}.part`);
+  const discard = () => rm(path, { force: true });
 
   try {
     return await new Promise<SpooledFile>((resolve, reject) => {

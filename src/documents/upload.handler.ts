@@ -6,6 +6,7 @@ import { UsageMeter } from '../billing/usage-meter.service.js';
 import { AppError, errorBody } from '../common/errors.js';
 import { AppConfig } from '../config/app-config.js';
 import type { ValidationResult } from '../sdf/index.js';
+import { STORAGE_DRIVER, type StorageDriver } from '../storage/storage-driver.js';
 import { DocumentsService, type Actor } from './documents.service.js';
 import { DocumentDto } from './dto/document.dto.js';
 import type { ValidateFailedDto, ValidateOkDto } from './dto/validate-result.dto.js';
@@ -20,6 +21,7 @@ const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 export class UploadHandler {
   constructor(
     @Inject(AppConfig) private readonly config: AppConfig,
+    @Inject(STORAGE_DRIVER) private readonly storage: StorageDriver,
     private readonly documents: DocumentsService,
     private readonly pool: ValidationPoolService,
     private readonly extensions: ValidationExtensions,
@@ -29,7 +31,8 @@ export class UploadHandler {
   private async withFile<T>(req: Request, use: (file: SpooledFile) => Promise<T>): Promise<T> {
     const file = await spoolUpload(req, {
       maxBytes: this.config.env.MAX_UPLOAD_BYTES,
-      tmpDir: this.config.env.UPLOAD_TMP_DIR,
+      // Beside the stored files unless configured, so storing the upload moves it instead of copying it.
+      tmpDir: this.config.env.UPLOAD_TMP_DIR ?? (await this.storage.spoolDir?.()),
     });
     try {
       return await use(file);

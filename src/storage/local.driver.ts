@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, open, readFile, rename, rm, stat, unlink } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { mkdir, open, readFile, rename, rm, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -31,38 +31,88 @@ export class LocalStorageDriver implements StorageDriver {
     return join(this.root, key);
   }
 
-  private async tempPath(): Promise<string> {
+  /** The folder of temporary files (created when missing). */
+  private async tempFolder(): Promise<string> {
     const dir = join(this.root, TMP);
     await mkdir(dir, { recursive: true });
-    return join(dir, `${Date.now()}-${randomBytes(8).toString('hex')}.part`);
+    return dir;
+  }
+
+  /** A new private temporary file; its folder is made only when it is missing, not on every write. */
+  private async openTemp(): Promise<{ temp: string; handle: FileHandle }> {
+    const temp = join(this.root, TMP, `${Date.now()}-${randomBytes(8).toString('hex')}.part`);
+    const create = () => open(temp, 'wx', 0o600);
+    try {
+      return { temp, handle: await create() };
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+      await this.tempFolder();
+      return { temp, handle: await create() };
+    }
   }
 
   async put(key: string, body: Readable, options: PutOptions = {}): Promise<{ size: number }> {
     const target = this.pathOf(key);
-    const temp = await this.tempPath();
+    const { temp, handle } = await this.openTemp();
     const limit = new ByteLimit(options.maxBytes);
     try {
       // `flush` fsyncs the file before it is closed, so the rename below publishes durable bytes.
-      await pipeline(body, limit, createWriteStream(temp, { flags: 'wx', mode: 0o600, flush: true }));
+      await pipeline(body, limit, handle.createWriteStream({ flush: true }));
+    } catch (err) {
+      await handle.close().catch(() => undefined);
+      await rm(temp, { force: true });
+      throw err;
+    }
+    try {
+      await this.publish(temp, target);
     } catch (err) {
       await rm(temp, { force: true });
       throw err;
     }
-    await this.commit(temp, target);
     return { size: limit.bytes };
   }
 
+  /**
+   * A file already on this disk (an upload spooled by the API) is fsynced and moved into place, not
+   * copied; the caller's path is gone afterwards. Across filesystems (UPLOAD_TMP_DIR elsewhere) it is
+   * copied, and the caller's file is left for the caller to remove.
+   */
   async putFile(key: string, path: string): Promise<{ size: number }> {
-    return this.put(key, createReadStream(path));
+    const target = this.pathOf(key);
+    const handle = await open(path, 'r');
+    let size: number;
+    try {
+      size = (await handle.stat()).size;
+      await handle.datasync();
+    } finally {
+      await handle.close();
+    }
+    try {
+      await this.publish(path, target);
+      return { size };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
+      return this.put(key, createReadStream(path));
+    }
   }
 
-  private async commit(temp: string, target: string): Promise<void> {
+  /**
+   * Where the API spools uploads when no UPLOAD_TMP_DIR is set: beside the stored files, so that
+   * `putFile` moves them into place instead of copying them.
+   */
+  spoolDir(): Promise<string> {
+    return this.tempFolder();
+  }
+
+  /** Renames `from` over `target` (atomic on POSIX), then fsyncs the folder so the rename survives a crash. */
+  private async publish(from: string, target: string): Promise<void> {
     try {
-      await mkdir(dirname(target), { recursive: true });
-      await rename(temp, target);
+      await rename(from, target);
     } catch (err) {
-      await rm(temp, { force: true });
-      throw err;
+      if (!isNotFound(err)) throw err;
+      // The target's folder is made on first use only (a tenant's first document).
+      await mkdir(dirname(target), { recursive: true });
+      await rename(from, target);
     }
     const dir = await open(dirname(target), 'r');
     try {
@@ -109,8 +159,7 @@ export class LocalStorageDriver implements StorageDriver {
 
   /** Writable data folder: create it, then write and remove a probe file. */
   async probe(): Promise<void> {
-    const temp = await this.tempPath();
-    const handle = await open(temp, 'wx', 0o600);
+    const { temp, handle } = await this.openTemp();
     await handle.close();
     await unlink(temp);
   }

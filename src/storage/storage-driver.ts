@@ -16,8 +16,16 @@ export interface StorageDriver {
   readonly name: 'local' | 's3';
   /** Stores the stream under `key` (replacing any object there) and returns the bytes written. */
   put(key: string, body: Readable, options?: PutOptions): Promise<{ size: number }>;
-  /** Stores a file that is already on local disk (an upload spooled by the API). */
+  /**
+   * Stores a file that is already on local disk (an upload spooled by the API). The driver may move it
+   * rather than copy it: the caller must not use `path` afterwards, only remove it if still there.
+   */
   putFile(key: string, path: string): Promise<{ size: number }>;
+  /**
+   * Where a file meant for `putFile` is best written (a folder the driver can move it from without a
+   * copy); undefined when any folder will do.
+   */
+  spoolDir?(): Promise<string>;
   /** The object as a stream; `StorageNotFoundError` when there is none. */
   get(key: string): Promise<Readable>;
   getBuffer(key: string): Promise<Buffer>;

@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -176,5 +176,40 @@ describe('S3 driver readiness', () => {
     });
     await expect(driver.probe()).rejects.toBeDefined();
     await driver.close();
+  });
+});
+
+describe('local driver: storing a spooled file', () => {
+  const root = mkdtempSync(join(tmpdir(), 'sdf-local-move-'));
+  const driver = new LocalStorageDriver(root);
+  const key = 'tenants/00000000-0000-4000-8000-000000000002/documents/moved.sdf';
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+  it('moves a file from its spool folder into place instead of copying it', async () => {
+    const spool = await driver.spoolDir();
+    const path = join(spool, 'upload.part');
+    writeFileSync(path, Buffer.alloc(50_000, 3));
+    const inode = statSync(path).ino;
+    expect(await driver.putFile(key, path)).toEqual({ size: 50_000 });
+    expect(existsSync(path)).toBe(false);
+    expect(statSync(driver.localPath(key)).ino).toBe(inode);
+    expect((await driver.getBuffer(key)).equals(Buffer.alloc(50_000, 3))).toBe(true);
+    expect(readdirSync(spool)).toEqual([]);
+  });
+
+  it('copies a file from another filesystem (a RAM disk here) and leaves it to the caller', async () => {
+    const other = mkdtempSync(join('/dev/shm', 'sdf-spool-'));
+    try {
+      // The premise: the two folders are on different filesystems, so a rename cannot cross.
+      expect(statSync(other).dev).not.toBe(statSync(root).dev);
+      const path = join(other, 'upload.part');
+      writeFileSync(path, Buffer.alloc(70_000, 5));
+      expect(await driver.putFile(key, path)).toEqual({ size: 70_000 });
+      expect((await driver.getBuffer(key)).equals(Buffer.alloc(70_000, 5))).toBe(true);
+      expect(existsSync(path)).toBe(true);
+      expect(readdirSync(join(root, '.tmp'))).toEqual([]);
+    } finally {
+      rmSync(other, { recursive: true, force: true });
+    }
   });
 });
