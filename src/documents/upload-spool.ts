@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { mkdir, open, unlink, type FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -54,9 +53,16 @@ export async function spoolUpload(req: Request, options: SpoolOptions): Promise<
     throw payloadTooLarge(options.maxBytes);
   }
 
-  // A private file (created exclusively, owner-only) under a name nobody can guess.
-  const path = join(options.tmpDir ?? tmpdir(), `sdf-upload-${randomBytes(16).toString('hex')}.part`);
-  const discard = () => rm(path, { force: true });
+  // A private file (created exclusively, owner-only) under a name nobody can guess, opened before the
+  // body is read; its folder is made only when missing.
+  const dir = options.tmpDir ?? tmpdir();
+  const path = join(dir, `sdf-upload-${randomBytes(16).toString('hex')}.part`);
+  const handle = await openPrivate(path, dir);
+  const discard = () =>
+    unlink(path).catch((err: unknown) => {
+      // Gone already: stored by moving it, or never written.
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    });
 
   try {
     return await new Promise<SpooledFile>((resolve, reject) => {
@@ -83,7 +89,7 @@ export async function spoolUpload(req: Request, options: SpoolOptions): Promise<
           return;
         }
         const limit = new ByteLimit(options.maxBytes);
-        writing = pipeline(stream, limit, createWriteStream(path, { flags: 'wx', mode: 0o600 })).then(() => ({
+        writing = pipeline(stream, limit, handle.createWriteStream()).then(() => ({
           path,
           size: limit.bytes,
           filename: info.filename ?? null,
@@ -110,7 +116,19 @@ export async function spoolUpload(req: Request, options: SpoolOptions): Promise<
       req.pipe(parser);
     });
   } catch (err) {
+    await handle.close().catch(() => undefined); // never handed to a stream, or closed by it already
     await discard();
     throw err;
+  }
+}
+
+async function openPrivate(path: string, dir: string): Promise<FileHandle> {
+  const create = () => open(path, 'wx', 0o600);
+  try {
+    return await create();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    await mkdir(dir, { recursive: true });
+    return create();
   }
 }

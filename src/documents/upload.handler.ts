@@ -32,7 +32,7 @@ export class UploadHandler {
     const file = await spoolUpload(req, {
       maxBytes: this.config.env.MAX_UPLOAD_BYTES,
       // Beside the stored files unless configured, so storing the upload moves it instead of copying it.
-      tmpDir: this.config.env.UPLOAD_TMP_DIR ?? (await this.storage.spoolDir?.()),
+      tmpDir: this.config.env.UPLOAD_TMP_DIR ?? this.storage.spoolDir?.(),
     });
     try {
       return await use(file);

@@ -31,13 +31,6 @@ export class LocalStorageDriver implements StorageDriver {
     return join(this.root, key);
   }
 
-  /** The folder of temporary files (created when missing). */
-  private async tempFolder(): Promise<string> {
-    const dir = join(this.root, TMP);
-    await mkdir(dir, { recursive: true });
-    return dir;
-  }
-
   /** A new private temporary file; its folder is made only when it is missing, not on every write. */
   private async openTemp(): Promise<{ temp: string; handle: FileHandle }> {
     const temp = join(this.root, TMP, `${Date.now()}-${randomBytes(8).toString('hex')}.part`);
@@ -46,7 +39,7 @@ export class LocalStorageDriver implements StorageDriver {
       return { temp, handle: await create() };
     } catch (err) {
       if (!isNotFound(err)) throw err;
-      await this.tempFolder();
+      await mkdir(join(this.root, TMP), { recursive: true });
       return { temp, handle: await create() };
     }
   }
@@ -100,8 +93,8 @@ export class LocalStorageDriver implements StorageDriver {
    * Where the API spools uploads when no UPLOAD_TMP_DIR is set: beside the stored files, so that
    * `putFile` moves them into place instead of copying them.
    */
-  spoolDir(): Promise<string> {
-    return this.tempFolder();
+  spoolDir(): string {
+    return join(this.root, TMP);
   }
 
   /** Renames `from` over `target` (atomic on POSIX), then fsyncs the folder so the rename survives a crash. */

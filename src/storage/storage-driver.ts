@@ -23,9 +23,9 @@ export interface StorageDriver {
   putFile(key: string, path: string): Promise<{ size: number }>;
   /**
    * Where a file meant for `putFile` is best written (a folder the driver can move it from without a
-   * copy); undefined when any folder will do.
+   * copy; the writer creates it when missing); undefined when any folder will do.
    */
-  spoolDir?(): Promise<string>;
+  spoolDir?(): string;
   /** The object as a stream; `StorageNotFoundError` when there is none. */
   get(key: string): Promise<Readable>;
   getBuffer(key: string): Promise<Buffer>;

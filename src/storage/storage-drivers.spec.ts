@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -186,7 +186,8 @@ describe('local driver: storing a spooled file', () => {
   afterAll(() => rmSync(root, { recursive: true, force: true }));
 
   it('moves a file from its spool folder into place instead of copying it', async () => {
-    const spool = await driver.spoolDir();
+    const spool = driver.spoolDir();
+    mkdirSync(spool, { recursive: true });
     const path = join(spool, 'upload.part');
     writeFileSync(path, Buffer.alloc(50_000, 3));
     const inode = statSync(path).ino;
