@@ -48,18 +48,37 @@ export class ApiKeysService {
    */
   async verify(presented: string): Promise<VerifiedKey | null> {
     if (!API_KEY_PATTERN.test(presented)) return null;
-    const candidates = await this.ds.manager
-      .createQueryBuilder(ApiKey, 'k')
-      .innerJoinAndMapOne('k.tenant', Tenant, 't', 't.id = k.tenant_id')
-      .where('k.key_prefix = :prefix', { prefix: presented.slice(0, KEY_PREFIX_LENGTH) })
-      .getMany();
+    // Every authenticated request comes here: one plain statement (no query builder, no entity mapping).
+    const rows = (await this.ds.query(this.verifySql(), [presented.slice(0, KEY_PREFIX_LENGTH)])) as Record<
+      string,
+      unknown
+    >[];
     const now = Date.now();
-    for (const candidate of candidates) {
+    for (const row of rows) {
+      const candidate = Object.assign(new ApiKey(), pick(row, 'k.'));
       if (!apiKeyMatches(presented, candidate.key_salt, candidate.key_hash)) continue;
       if (candidate.revoked_at) return null;
       if (candidate.expires_at && candidate.expires_at.getTime() <= now) return null;
-      return { key: candidate, tenant: (candidate as ApiKey & { tenant: Tenant }).tenant };
+      return { key: candidate, tenant: Object.assign(new Tenant(), pick(row, 't.')) };
     }
     return null;
   }
+
+  private sql: string | undefined;
+
+  /** The key and its tenant, every column of both entities (from their metadata) under a prefix. */
+  private verifySql(): string {
+    const columns = (entity: typeof ApiKey | typeof Tenant, alias: string) =>
+      this.ds.getMetadata(entity).columns.map((c) => `${alias}.${c.databaseName} AS "${alias}.${c.propertyName}"`);
+    this.sql ??= `SELECT ${[...columns(ApiKey, 'k'), ...columns(Tenant, 't')].join(', ')}
+      FROM api_keys k JOIN tenants t ON t.id = k.tenant_id WHERE k.key_prefix = $1`;
+    return this.sql;
+  }
+}
+
+/** The fields of a row whose names start with `prefix`, without it. */
+function pick(row: Record<string, unknown>, prefix: string): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(row)) if (name.startsWith(prefix)) out[name.slice(prefix.length)] = value;
+  return out;
 }

@@ -120,10 +120,11 @@ export class SchemaRegistryService {
     manager: EntityManager = this.ds.manager,
   ): Promise<boolean | null> {
     if (!schemaId || !SCHEMA_ID_PATTERN.test(schemaId)) return null;
-    const rows = await manager.find(RegisteredSchema, {
-      select: { content_hash: true },
-      where: { tenant_id: tenantId, schema_id: schemaId },
-    });
+    // Once per validation job: a plain statement.
+    const rows = (await manager.query(`SELECT content_hash FROM schemas WHERE tenant_id = $1 AND schema_id = $2`, [
+      tenantId,
+      schemaId,
+    ])) as Pick<RegisteredSchema, 'content_hash'>[];
     if (rows.length === 0) return null;
     if (!embeddedSchemaHash) return false;
     const wanted = embeddedSchemaHash.toLowerCase();
