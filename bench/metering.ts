@@ -19,42 +19,24 @@
  * Needs the local PostgreSQL and Redis; makes and drops its own database and Redis keys.
  */
 import 'reflect-metadata';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { Agent, request } from 'node:http';
-import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { signAdminToken } from '../src/auth/tokens.js';
 import { METER_REQUEST_SCRIPT } from '../src/billing/usage-meter.service.js';
 import { RATE_WINDOW_SCRIPT } from '../src/rate-limit/rate-limit.service.js';
-import { benchSetup, run } from './harness.js';
+import { benchSetup, run, startProcess, stopProcesses } from './harness.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 12);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 16);
 const SCRIPT_CALLS = Number(process.env.BENCH_SCRIPT_CALLS ?? 20_000);
-const MAIN = fileURLToPath(new URL('../src/main.js', import.meta.url));
 
-function startApi(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; url: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [MAIN], {
-      env: { ...env, PROCESS_ROLE: 'api', LOG_LEVEL: 'info', PORT: '0', HOST: '127.0.0.1' },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let buffered = '';
-    child.on('exit', (code) => reject(new Error(`api process exited with ${code}`)));
-    child.stdout!.on('data', (d: Buffer) => {
-      buffered += d.toString();
-      let nl: number;
-      while ((nl = buffered.indexOf('\n')) >= 0) {
-        const line = buffered.slice(0, nl);
-        buffered = buffered.slice(nl + 1);
-        if (line.includes('"msg":"listening"')) {
-          resolve({ child, url: (JSON.parse(line) as { url: string }).url.replace('[::1]', '127.0.0.1') });
-        }
-      }
-    });
-  });
+/** An `api` process of the built service (it logs its URL once it listens). */
+async function startApi(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; url: string }> {
+  const { child, url } = await startProcess('api', env);
+  return { child, url: url! };
 }
 
 async function call(url: string, method: string, headers: Record<string, string>, body?: unknown): Promise<unknown> {
@@ -223,11 +205,7 @@ async function main(): Promise<void> {
       redis.disconnect();
     }
   } finally {
-    for (const child of children) {
-      child.removeAllListeners('exit');
-      child.kill('SIGTERM');
-    }
-    await Promise.all(children.map((c) => new Promise((r) => (c.exitCode !== null ? r(null) : c.once('exit', r)))));
+    await stopProcesses(children);
     const redis = new Redis(config.env.REDIS_URL);
     const keys = await redis.keys(`${prefix}:*`);
     if (keys.length) await redis.unlink(...keys);
