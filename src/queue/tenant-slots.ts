@@ -17,16 +17,16 @@ local tracked = ARGV[5] == '1'
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 if not redis.call('ZSCORE', KEYS[1], ARGV[1]) and redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then
   if not tracked then return 0 end
-  redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
-  local others = redis.call('ZCARD', KEYS[4])
-  if redis.call('ZSCORE', KEYS[4], ARGV[4]) then others = others - 1 end
+  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+  local others = redis.call('ZCARD', KEYS[3])
+  if redis.call('ZSCORE', KEYS[3], ARGV[4]) then others = others - 1 end
   if others > 0 then return 0 end
 end
 redis.call('ZADD', KEYS[1], now + lease, ARGV[1])
 redis.call('PEXPIRE', KEYS[1], lease)
 if tracked then
-  redis.call('SREM', KEYS[3], ARGV[1])
-  if redis.call('SCARD', KEYS[3]) == 0 then redis.call('ZREM', KEYS[4], ARGV[4]) end
+  redis.call('SREM', KEYS[2], ARGV[1])
+  if redis.call('SCARD', KEYS[2]) == 0 then redis.call('ZREM', KEYS[3], ARGV[4]) end
 end
 return 1
 `;
@@ -88,10 +88,11 @@ export interface SlotPolicy {
 
 /**
  * Fairness between tenants on a shared queue: a tenant may hold at most `perTenant` of the running
- * jobs. A job over its tenant's share goes back to the delayed set (not counted as an attempt) until a
- * slot of its tenant frees and wakes it, so the workers reach the jobs of other tenants queued behind
- * it instead of filling every slot with one tenant's backlog, and a sent-back job is taken up again
- * once, when it can run, rather than on every turn of a timer. BullMQ's own groups do this in its paid edition only.
+ * jobs while other tenants' jobs wait (on a queue that `tracksWaiting`; always, on one that does not).
+ * A job over its tenant's share goes back to the delayed set (not counted as an attempt) until a slot of
+ * its tenant frees and wakes it, so the workers reach the jobs of other tenants queued behind it instead
+ * of filling every slot with one tenant's backlog, and a sent-back job is taken up again once, when it
+ * can run, rather than on every turn of a timer. BullMQ's own groups do this in its paid edition only.
  */
 @Injectable()
 export class TenantSlots {
@@ -101,7 +102,7 @@ export class TenantSlots {
   private readonly release: (...args: string[]) => Promise<unknown>;
 
   constructor(private readonly redis: RedisService) {
-    this.acquire = redis.script('sdfTenantSlotAcquire', 4, ACQUIRE);
+    this.acquire = redis.script('sdfTenantSlotAcquire', 3, ACQUIRE);
     this.park = redis.script('sdfTenantSlotPark', 2, PARK);
     this.mark = redis.script('sdfTenantSlotWaiting', 2, WAITING);
     this.release = redis.script('sdfTenantSlotRelease', 2, RELEASE);
@@ -142,7 +143,6 @@ export class TenantSlots {
     const tracked = policy.tracksWaiting ? '1' : '0';
     const acquired = await this.acquire(
       key,
-      sentBack,
       waitingIds,
       waitingTenants,
       member,
