@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, unlink, type FileHandle } from 'node:fs/promises';
+import { unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -7,6 +7,7 @@ import busboy from 'busboy';
 import type { Request } from 'express';
 import { AppError } from '../common/errors.js';
 import { ByteLimit } from '../storage/byte-limit.js';
+import { createPrivateFile } from '../storage/private-file.js';
 import { StorageLimitError } from '../storage/storage-driver.js';
 
 /** An uploaded file on local disk; `discard()` removes it (always call it, success or not). */
@@ -57,7 +58,7 @@ export async function spoolUpload(req: Request, options: SpoolOptions): Promise<
   // body is read; its folder is made only when missing.
   const dir = options.tmpDir ?? tmpdir();
   const path = join(dir, `sdf-upload-${randomBytes(16).toString('hex')}.part`);
-  const handle = await openPrivate(path, dir);
+  const handle = await createPrivateFile(path);
   const discard = () =>
     unlink(path).catch((err: unknown) => {
       // Gone already: stored by moving it, or never written.
@@ -119,16 +120,5 @@ export async function spoolUpload(req: Request, options: SpoolOptions): Promise<
     await handle.close().catch(() => undefined); // never handed to a stream, or closed by it already
     await discard();
     throw err;
-  }
-}
-
-async function openPrivate(path: string, dir: string): Promise<FileHandle> {
-  const create = () => open(path, 'wx', 0o600);
-  try {
-    return await create();
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    await mkdir(dir, { recursive: true });
-    return create();
   }
 }

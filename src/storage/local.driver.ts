@@ -5,6 +5,7 @@ import { dirname, join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { ByteLimit } from './byte-limit.js';
+import { createPrivateFile, sweepStaleFiles } from './private-file.js';
 import { assertSafeKey, StorageNotFoundError, type PutOptions, type StorageDriver } from './storage-driver.js';
 
 const TMP = '.tmp';
@@ -31,17 +32,18 @@ export class LocalStorageDriver implements StorageDriver {
     return join(this.root, key);
   }
 
-  /** A new private temporary file; its folder is made only when it is missing, not on every write. */
+  /** A new private temporary file. */
   private async openTemp(): Promise<{ temp: string; handle: FileHandle }> {
     const temp = join(this.root, TMP, `${Date.now()}-${randomBytes(8).toString('hex')}.part`);
-    const create = () => open(temp, 'wx', 0o600);
-    try {
-      return { temp, handle: await create() };
-    } catch (err) {
-      if (!isNotFound(err)) throw err;
-      await mkdir(join(this.root, TMP), { recursive: true });
-      return { temp, handle: await create() };
-    }
+    return { temp, handle: await createPrivateFile(temp) };
+  }
+
+  /**
+   * Temporary files (partial writes, spooled uploads) left by a process that died mid-write, removed
+   * once they are a day old; returns how many.
+   */
+  sweepTemp(olderThanMs = 24 * 3600_000): Promise<number> {
+    return sweepStaleFiles(join(this.root, TMP), olderThanMs);
   }
 
   async put(key: string, body: Readable, options: PutOptions = {}): Promise<{ size: number }> {

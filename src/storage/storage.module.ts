@@ -1,4 +1,4 @@
-import { Global, Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { Global, Inject, Logger, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '../config/app-config.js';
 import { ReadinessChecks } from '../health/readiness.js';
 import { LocalStorageDriver } from './local.driver.js';
@@ -31,9 +31,18 @@ export class StorageModule implements OnModuleInit, OnApplicationShutdown {
     private readonly readiness: ReadinessChecks,
   ) {}
 
+  private readonly logger = new Logger('Storage');
+
   onModuleInit(): void {
     // S15: /health/ready reports storage beside the database and Redis.
     this.readiness.register('storage', () => this.storage.probe());
+    // What a process that died mid-write left in the local store's temporary folder goes at start.
+    if (this.storage instanceof LocalStorageDriver) {
+      void this.storage.sweepTemp().then(
+        (removed) => removed > 0 && this.logger.log({ msg: 'stale temporary files removed', count: removed }),
+        (err: unknown) => this.logger.warn({ msg: 'temporary files not swept', err: String(err) }),
+      );
+    }
   }
 
   async onApplicationShutdown(): Promise<void> {
