@@ -15,6 +15,7 @@ import { SigningError1764000030000 } from './1764000030000-signing-error.js';
 import { OutboxTraceContext1764000031000 } from './1764000031000-outbox-trace-context.js';
 import { TenantPlanSync1764000060000 } from './1764000060000-tenant-plan-sync.js';
 import { AuditPartitions1764000070000 } from './1764000070000-audit-partitions.js';
+import { OutboxNotifyUndispatched1764000080000 } from './1764000080000-outbox-notify-undispatched.js';
 
 /** Every migration, in order. Listed explicitly: glob loading does not work for TypeScript sources under vitest. */
 export const migrations = [
@@ -35,4 +36,5 @@ export const migrations = [
   Saml1764000050000,
   TenantPlanSync1764000060000,
   AuditPartitions1764000070000,
+  OutboxNotifyUndispatched1764000080000,
 ];

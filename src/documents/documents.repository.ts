@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { AuditRecord } from '../audit/audit.service.js';
 import type { KeysetPosition } from '../common/cursor.js';
-import type { OutboxRow } from '../events/events.service.js';
+import { dispatchedAtSql, type OutboxRow } from '../events/events.service.js';
 import { SdfDocument, type DocumentStatus, type SignatureAlgorithmName } from './entities/document.entity.js';
 import type { StoredValidation } from './validation-extensions.js';
 
@@ -44,8 +44,9 @@ function toDocument(row: DocumentRow): SdfDocument {
 
 /** The outbox INSERT of a statement that changes a document `d` (the event exists iff the change does). */
 const OUTBOX_FROM = (alias: string, first: number) =>
-  `INSERT INTO outbox_events (id, tenant_id, event, payload, trace_metadata)
-     SELECT $${first}::uuid, ${alias}.tenant_id, $${first + 1}, $${first + 2}::jsonb, $${first + 3} FROM ${alias}`;
+  `INSERT INTO outbox_events (id, tenant_id, event, payload, trace_metadata, dispatched_at)
+     SELECT $${first}::uuid, ${alias}.tenant_id, $${first + 1}, $${first + 2}::jsonb, $${first + 3},
+            ${dispatchedAtSql(`${alias}.tenant_id`, `$${first + 1}`)} FROM ${alias}`;
 const outboxParams = (e: OutboxRow) => [e.id, e.event, JSON.stringify(e.payload), e.traceMetadata];
 
 /** Every document query takes the tenant (S5); the one exception is named for the sweeper that needs it. */

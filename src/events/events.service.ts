@@ -9,6 +9,18 @@ import type { EventData, EventName, EventPayload } from './events.js';
  * if the change that caused it committed. Delivery (webhooks) reads the outbox afterwards.
  */
 /** An event ready to be written: the row's id, its payload and the trace it continues. */
+/**
+ * SQL: whether an active webhook of the tenant subscribes to the event (both SQL expressions). The
+ * outbox insert uses it to write an event nobody awaits as dispatched already; the dispatcher, to tell
+ * which pending events to hand over.
+ */
+export const subscribedSql = (tenantId: string, event: string) =>
+  `EXISTS (SELECT 1 FROM webhooks w WHERE w.tenant_id = ${tenantId} AND w.is_active AND ${event} = ANY(w.events))`;
+
+/** SQL: `dispatched_at` of a new event: null while someone awaits it, else now (nothing to deliver). */
+export const dispatchedAtSql = (tenantId: string, event: string) =>
+  `CASE WHEN ${subscribedSql(tenantId, event)} THEN NULL ELSE now() END`;
+
 export interface OutboxRow {
   id: string;
   tenantId: string;
@@ -42,7 +54,8 @@ export class EventsService {
     const row = this.build(tenantId, event, data);
     // One INSERT on every state change's path (an entity `save` would first SELECT the row it creates).
     await manager.query(
-      `INSERT INTO outbox_events (id, tenant_id, event, payload, trace_metadata) VALUES ($1, $2, $3, $4, $5)`,
+      `INSERT INTO outbox_events (id, tenant_id, event, payload, trace_metadata, dispatched_at)
+       VALUES ($1, $2::uuid, $3, $4, $5, ${dispatchedAtSql('$2::uuid', '$3')})`,
       [row.id, tenantId, event, JSON.stringify(row.payload), row.traceMetadata],
     );
     return row.payload;

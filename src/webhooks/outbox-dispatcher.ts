@@ -6,6 +6,7 @@ import pg from 'pg';
 import type { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
 import type { EventName, EventPayload } from '../events/events.js';
+import { subscribedSql } from '../events/events.service.js';
 import { QueueName, webhookDeliveryJobOptions } from '../queue/queues.js';
 import { deliveryJobId, type WebhookDeliveryJobData } from './jobs/delivery-job.js';
 import { WebhooksService } from './webhooks.service.js';
@@ -20,8 +21,7 @@ const ENQUEUE_TIMEOUT_MS = 15_000;
 const PRUNE_INTERVAL_MS = 60 * 60 * 1000;
 const PRUNE_BATCH = 1000;
 /** An outbox row `e` that some active webhook of its tenant subscribes to (SDF-SPEC Events). */
-const SUBSCRIBED = `EXISTS (SELECT 1 FROM webhooks w
-  WHERE w.tenant_id = e.tenant_id AND w.is_active AND e.event = ANY(w.events))`;
+const SUBSCRIBED = subscribedSql('e.tenant_id', 'e.event');
 
 interface OutboxRow {
   id: string;
