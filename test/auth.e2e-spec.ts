@@ -1,5 +1,7 @@
 import jwt from 'jsonwebtoken';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ApiKeysService } from '../src/auth/api-keys.service.js';
+import { TenantsRepository } from '../src/tenants/tenants.repository.js';
 import { startApp, type TestApp } from './helpers/app.js';
 import { createTenant, type TenantFixture } from './helpers/tenants.js';
 
@@ -275,5 +277,29 @@ describe('failed authentication is throttled per client address', () => {
       await t.http().get('/tenant').set(client).set('X-API-Key', tenant.apiKey).expect(200);
       await t.http().get(`/admin/tenants/${tenant.id}`).set(client).set('X-API-Key', tenant.apiKey).expect(403);
     }
+  });
+
+  it("loads the tenant for a request without the IdP's metadata, by API key and by JWT", async () => {
+    const xml = `<md:EntityDescriptor>${'x'.repeat(50_000)}</md:EntityDescriptor>`;
+    await t.ds.query(`UPDATE tenants SET saml_metadata_xml = $2, saml_idp_certificates = '["MIIB"]' WHERE id = $1`, [
+      tenant.id,
+      xml,
+    ]);
+    const byKey = await t.app.get(ApiKeysService).verify(tenant.apiKey);
+    const byId = await t.app.get(TenantsRepository).findForAuth(tenant.id);
+    for (const loaded of [byKey!.tenant, byId!]) {
+      expect(loaded.id).toBe(tenant.id);
+      expect(loaded.rate_limit_rpm).toEqual(expect.any(Number));
+      const row = loaded as unknown as Record<string, unknown>;
+      expect(row.saml_metadata_xml).toBeUndefined();
+      expect(row.saml_idp_certificates).toBeUndefined();
+    }
+    // The full row still holds them, for SAML sign-in.
+    expect((await t.app.get(TenantsRepository).findById(tenant.id))!.saml_metadata_xml).toBe(xml);
+    await t
+      .http()
+      .get('/tenant')
+      .set('Authorization', `Bearer ${rawToken(t, { tenant_id: tenant.id, sub: 'u1', exp: now() + 60 })}`)
+      .expect(200);
   });
 });

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
-import { Tenant } from '../tenants/entities/tenant.entity.js';
+import { AUTH_TENANT_OMITS, Tenant, type AuthTenant } from '../tenants/entities/tenant.entity.js';
 import { API_KEY_PATTERN, apiKeyMatches, KEY_PREFIX_LENGTH, mintApiKey } from './api-key-format.js';
 import { ApiKey } from './entities/api-key.entity.js';
 
@@ -12,7 +12,7 @@ export interface CreatedApiKey {
 
 export interface VerifiedKey {
   key: ApiKey;
-  tenant: Tenant;
+  tenant: AuthTenant;
 }
 
 @Injectable()
@@ -66,10 +66,14 @@ export class ApiKeysService {
 
   private sql: string | undefined;
 
-  /** The key and its tenant, every column of both entities (from their metadata) under a prefix. */
+  /** The key and its tenant (as AuthTenant), the entities' columns (from their metadata) under a prefix. */
   private verifySql(): string {
+    const omitted = new Set<string>(AUTH_TENANT_OMITS);
     const columns = (entity: typeof ApiKey | typeof Tenant, alias: string) =>
-      this.ds.getMetadata(entity).columns.map((c) => `${alias}.${c.databaseName} AS "${alias}.${c.propertyName}"`);
+      this.ds
+        .getMetadata(entity)
+        .columns.filter((c) => !omitted.has(c.propertyName))
+        .map((c) => `${alias}.${c.databaseName} AS "${alias}.${c.propertyName}"`);
     this.sql ??= `SELECT ${[...columns(ApiKey, 'k'), ...columns(Tenant, 't')].join(', ')}
       FROM api_keys k JOIN tenants t ON t.id = k.tenant_id WHERE k.key_prefix = $1`;
     return this.sql;

@@ -1,4 +1,4 @@
-import type { Tenant } from '../tenants/entities/tenant.entity.js';
+import type { AuthTenant } from '../tenants/entities/tenant.entity.js';
 
 /** Managed deployment: the user's role in the tenant, from the access token's optional `role` claim. */
 export type UserRole = 'owner' | 'admin' | 'member';
@@ -23,6 +23,6 @@ export type TenantAuth = Extract<AuthContext, { tenantId: string }>;
 export interface AuthenticatedRequest {
   auth?: AuthContext;
   /** The tenant row the authentication step loaded (rate limiting reads its limit from it). */
-  tenant?: Tenant;
+  tenant?: AuthTenant;
   ip?: string;
 }

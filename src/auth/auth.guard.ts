@@ -91,7 +91,7 @@ export class AuthGuard implements CanActivate {
     if (claims.sid !== undefined && (await this.revocations.isRevoked(claims.sid))) {
       throw AppError.unauthorized('Session ended');
     }
-    const tenant = UUID.test(claims.tenant_id) ? await this.tenants.findById(claims.tenant_id) : null;
+    const tenant = UUID.test(claims.tenant_id) ? await this.tenants.findForAuth(claims.tenant_id) : null;
     if (!tenant) throw AppError.unauthorized('Invalid token');
     req.tenant = tenant;
     // The `user:` prefix keeps a subject from ever passing for another kind of actor (api_key:, admin:).

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { Tenant } from '../tenants/entities/tenant.entity.js';
+import type { AuthTenant } from '../tenants/entities/tenant.entity.js';
 
 /**
  * S12: the limit that applies to a tenant on the self-hosted deployment: its `rate_limit_rpm`. On the
@@ -8,7 +8,7 @@ import type { Tenant } from '../tenants/entities/tenant.entity.js';
  */
 @Injectable()
 export class TenantLimitResolver {
-  rpmFor(tenant: Tenant): Promise<number> | number {
+  rpmFor(tenant: AuthTenant): Promise<number> | number {
     return tenant.rate_limit_rpm;
   }
 }

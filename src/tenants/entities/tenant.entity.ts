@@ -63,3 +63,11 @@ export class Tenant {
   @UpdateDateColumn({ type: 'timestamptz' })
   updated_at: Date;
 }
+
+/**
+ * The tenant as the authentication step loads it for every request: every column but the IdP's metadata
+ * document and certificates, which only SAML sign-in and its configuration read (tens of kilobytes for
+ * some identity providers, on every request otherwise).
+ */
+export const AUTH_TENANT_OMITS = ['saml_metadata_xml', 'saml_idp_certificates'] as const;
+export type AuthTenant = Omit<Tenant, (typeof AUTH_TENANT_OMITS)[number]>;
