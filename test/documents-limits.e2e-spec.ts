@@ -14,7 +14,11 @@ const MB = 1024 * 1024;
 v8.setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
 
-/** Sends a multipart upload of `bytes` bytes generated on the fly (chunked, no Content-Length), like a streaming client. */
+/**
+ * Sends a multipart upload of `bytes` bytes generated on the fly (chunked, no Content-Length), like a
+ * streaming client. Resolves with the answer once the whole body has also been sent (a refusal is
+ * answered early; the server reads and drops the rest meanwhile).
+ */
 function streamUpload(url: string, apiKey: string, bytes: number): Promise<{ status: number; body: string }> {
   const boundary = 'sdfboundary7MA4YWxkTrZu0gW';
   const head = Buffer.from(
@@ -28,21 +32,22 @@ function streamUpload(url: string, apiKey: string, bytes: number): Promise<{ sta
       headers: { 'X-API-Key': apiKey, 'Content-Type': `multipart/form-data; boundary=${boundary}` },
     });
     let answered = false;
+    const sent = new Promise<void>((done) => req.once('finish', done).once('close', done));
     req.on('response', (res) => {
       answered = true;
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (c: string) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      res.on('end', () => void sent.then(() => resolve({ status: res.statusCode ?? 0, body })));
     });
     req.on('error', (err) => {
       if (!answered) reject(err);
     });
-    let sent = 0;
+    let written = 0;
     const pump = () => {
-      while (sent < bytes) {
-        const n = Math.min(chunk.length, bytes - sent);
-        sent += n;
+      while (written < bytes) {
+        const n = Math.min(chunk.length, bytes - written);
+        written += n;
         if (!req.write(n === chunk.length ? chunk : chunk.subarray(0, n))) {
           req.once('drain', pump);
           return;
@@ -100,8 +105,16 @@ describe('upload size limit (F2, SDF-SPEC Limits)', () => {
     expect(JSON.parse(res.body)).toMatchObject({ error: { code: 'PAYLOAD_TOO_LARGE' } });
     // Bounds, not timings: under half the 50 MB that refusing after holding the body would need.
     expect(peakLive - before).toBeLessThan(24 * MB);
-    gc();
-    expect(memory() - before).toBeLessThan(8 * MB);
+    // What is left afterwards: chunks of the refused body stay reachable for a moment while the connection
+    // settles, so the residue is taken at its lowest over up to a second of collections. A held body
+    // never drops below the bound.
+    let residue = Infinity;
+    for (let i = 0; i < 20 && residue >= 8 * MB; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      gc();
+      residue = Math.min(residue, memory() - before);
+    }
+    expect(residue).toBeLessThan(8 * MB);
 
     const [{ n }] = await t.ds.query(`SELECT count(*)::int AS n FROM documents`);
     expect(n).toBe(0);
