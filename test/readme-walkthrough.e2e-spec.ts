@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -7,7 +6,16 @@ import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createDatabaseFromTemplate, dropDatabase, testDatabaseUrl } from './helpers/database.js';
-import { distCli, distMain, projectRoot, requireBuild, startNode, stop, type RunResult } from './helpers/processes.js';
+import {
+  distCli,
+  distMain,
+  projectRoot,
+  requireBuild,
+  runProgram,
+  startNode,
+  stop,
+  type RunResult,
+} from './helpers/processes.js';
 
 /** The shell block between the walkthrough markers of README.md, exactly as a reader sees it. */
 export function walkthroughScript(readme: string): string {
@@ -28,15 +36,7 @@ function freePort(): Promise<number> {
 }
 
 function runScript(script: string, cwd: string, env: NodeJS.ProcessEnv): Promise<RunResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('bash', ['-e', '-o', 'pipefail', '-c', script], { cwd, env, timeout: 150_000 });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  return runProgram('bash', ['-e', '-o', 'pipefail', '-c', script], { cwd, env, timeoutMs: 150_000 });
 }
 
 /**

@@ -1,4 +1,3 @@
-import { isIP } from 'node:net';
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { TaskCancelledError, TimeoutStrategy, timeout } from 'cockatiel';
@@ -6,7 +5,7 @@ import type { DataSource } from 'typeorm';
 import { CryptoBox } from '../common/crypto-box.js';
 import { AppError } from '../common/errors.js';
 import { AppConfig } from '../config/app-config.js';
-import { assertAllowed, bareHostname, TargetRefusedError, WebhookResolver } from '../webhooks/ssrf.js';
+import { checkTargetAtRegistration, TargetRefusedError, WebhookResolver } from '../webhooks/ssrf.js';
 import { openCredentials, type Credentials } from './credentials.js';
 import type { Connector, HealthStatus } from './entities/connector.entity.js';
 import { ErpClient, TokenCache } from './erp/client.js';
@@ -93,8 +92,7 @@ export class ErpGateway {
     if (this.guarded) {
       if (url.protocol !== 'https:') throw bad('must be https on this deployment');
       try {
-        const host = bareHostname(url);
-        assertAllowed(isIP(host) ? [host] : (await this.resolver.resolve(host)).map((a) => a.address));
+        await checkTargetAtRegistration(url, this.resolver);
       } catch (err) {
         if (err instanceof TargetRefusedError) {
           throw bad(`resolves to a non-public address (${err.range}); refused on this deployment`);

@@ -17,17 +17,31 @@ export interface RunResult {
   stderr: string;
 }
 
-export function runNode(args: string[], env: NodeJS.ProcessEnv, input?: string, cwd = projectRoot): Promise<RunResult> {
+/** Runs a program to its end, with `input` on its standard input; its exit code and what it printed. */
+export function runProgram(
+  command: string,
+  args: string[],
+  options: { env: NodeJS.ProcessEnv; cwd?: string; input?: string; timeoutMs?: number },
+): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(command, args, {
+      cwd: options.cwd ?? projectRoot,
+      env: options.env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      timeout: options.timeoutMs,
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(input ?? '');
+    child.stdin.end(options.input ?? '');
   });
+}
+
+export function runNode(args: string[], env: NodeJS.ProcessEnv, input?: string, cwd = projectRoot): Promise<RunResult> {
+  return runProgram(process.execPath, args, { env, input, cwd });
 }
 
 /** Starts a long-running process and resolves once a stdout line satisfies `ready`. */
