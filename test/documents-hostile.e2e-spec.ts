@@ -150,7 +150,7 @@ describe('hostile files and inputs: work in the pool, bounded meta, no 500 on te
       expect(growth).toBeLessThan(32 * MB);
     }, 120_000);
 
-    it('GET /data/:id of a 46 KB file whose data.json inflates to 40 MB streams what validation stored', async () => {
+    it('GET /data/:id of a 46 KB file whose data.json inflates to 40 MB: a pool process writes it out, the API streams it', async () => {
       let dataText: string | null = `{"document_type":"invoice","pad":"${'x'.repeat(40 * MB)}"}`;
       const expected = createHash('sha256').update(dataText).digest('hex');
       const expectedBytes = Buffer.byteLength(dataText);
@@ -164,9 +164,9 @@ describe('hostile files and inputs: work in the pool, bounded meta, no 500 on te
       const { id, status } = await uploadFinal(archive);
       archive = null;
       expect(status).toBe('valid');
-      // Validation (in the pool) left the judged bytes beside the file before the status turned valid.
+      // Validation copies nothing out; the first GET /data/:id has a pool process write the copy.
       const dataPath = join(t.config.env.STORAGE_LOCAL_DIR, documentDataKey(tenant.id, id));
-      expect(existsSync(dataPath)).toBe(true);
+      expect(existsSync(dataPath)).toBe(false);
 
       // Sampled every 4 MB received (a collection each time): holding the body would show tens of MB.
       const before = liveMemory();
@@ -177,6 +177,12 @@ describe('hostile files and inputs: work in the pool, bounded meta, no 500 on te
       expect(res.bytes).toBe(expectedBytes);
       expect(res.sha256).toBe(expected);
       expect(growth).toBeLessThan(16 * MB);
+      expect(existsSync(dataPath)).toBe(true);
+
+      // The second request streams the kept copy.
+      const again = await streamGet(`${baseUrl}/data/${id}`, tenant.apiKey, () => undefined);
+      expect(again.status).toBe(200);
+      expect(again.sha256).toBe(expected);
     }, 120_000);
 
     it('answers 409 INVALID_STATE to /data and /verify of a pending or invalid document; /meta and /download still answer', async () => {

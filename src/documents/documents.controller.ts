@@ -257,7 +257,7 @@ export class DocumentsController {
   @ApiOperation({
     summary: 'data.json of a valid or signed document (its shape depends on the type and schema)',
     description:
-      'data.json byte for byte as the validation job stored it. Only a valid or signed document has one: ' +
+      'data.json byte for byte as it is in the stored file. Only a valid or signed document has one: ' +
       'a pending document has not been judged yet, an invalid one was refused (409 INVALID_STATE).',
   })
   @ApiOkResponse({

@@ -1,4 +1,6 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { InjectQueue } from '@nestjs/bullmq';
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
@@ -14,7 +16,7 @@ import { AppConfig } from '../config/app-config.js';
 import { EventsService } from '../events/events.service.js';
 import type { EventData } from '../events/events.js';
 import { QueueName } from '../queue/queues.js';
-import { readMeta } from '../sdf/index.js';
+import { DataBudgetError, readMeta, WorkerTaskError } from '../sdf/index.js';
 import {
   STORAGE_DRIVER,
   StorageNotFoundError,
@@ -162,9 +164,9 @@ export class DocumentsService {
   }
 
   /**
-   * data.json of a validated document, as the bytes the validation job stored beside the file: the
-   * API never inflates or parses the archive. A pending or invalid document has no judged data: 409.
-   * A document validated before the bytes were stored gets them from the pool once, then as usual.
+   * data.json of a validated document, byte for byte as it is in the stored file. The first request
+   * has a pool process read it out of the archive (the API never inflates or parses one) and keeps the
+   * copy beside the file; later ones stream the copy. A pending or invalid document has no judged data: 409.
    */
   async data(tenantId: string, id: string): Promise<Readable> {
     const doc = await this.get(tenantId, id);
@@ -175,14 +177,42 @@ export class DocumentsService {
     } catch (err) {
       if (!(err instanceof StorageNotFoundError)) throw err;
     }
-    let data: Buffer | undefined;
-    const stored = await this.storage.getBuffer(doc.storage_key);
-    const result = await this.pool.validate(tenantId, stored, 'interactive', (bytes) => {
-      data = bytes;
-    });
-    if (!result.valid || !data) throw AppError.invalidState('The stored file no longer passes validation');
-    await this.storage.put(key, Readable.from([data]));
+    try {
+      await this.keepData(doc, key);
+    } catch (err) {
+      if (!(await this.documents.findForTenant(tenantId, id))) throw AppError.notFound('Document');
+      if (err instanceof WorkerTaskError || err instanceof DataBudgetError) {
+        throw AppError.invalidState(`The stored file's data.json cannot be read: ${err.message}`);
+      }
+      throw err;
+    }
     return this.storage.get(key);
+  }
+
+  /** Reads data.json out of the stored file in the pool and stores it under `key`. */
+  private async keepData(doc: SdfDocument, key: string): Promise<void> {
+    const storage = this.storage;
+    if (storage.localPath && storage.spoolDir) {
+      // The pool process writes it into the store's temporary folder; it is then moved into place, so
+      // even a data.json of tens of MB never passes through this process.
+      const spool = storage.spoolDir();
+      await mkdir(spool, { recursive: true });
+      const temp = join(spool, `${Date.now()}-${randomBytes(8).toString('hex')}.data`);
+      try {
+        await this.pool.extractData(doc.tenant_id, storage.localPath(doc.storage_key), temp);
+        await storage.putFile(key, temp);
+      } finally {
+        await rm(temp, { force: true });
+      }
+    } else {
+      const { data } = await this.pool.extractData(doc.tenant_id, await storage.getBuffer(doc.storage_key));
+      await storage.put(key, Readable.from([data ?? Buffer.alloc(0)]));
+    }
+    // Deleted meanwhile: the copy goes too, so nothing of the document outlives it.
+    if (!(await this.documents.findForTenant(doc.tenant_id, doc.id))) {
+      await storage.delete(key).catch(() => undefined);
+      throw AppError.notFound('Document');
+    }
   }
 
   /** F4 service shape of meta.json: the one lookup that reads the meta column. */
@@ -202,7 +232,7 @@ export class DocumentsService {
     if (doc.status !== 'valid' && doc.status !== 'signed') {
       throw AppError.invalidState(`Document is ${doc.status}; only valid or signed documents can be used`);
     }
-    // data.json as validation stored it: it passed the schema and the F5/F6 bounds (depth, value count).
+    // data.json of a judged file: it passed the schema and the F5/F6 bounds (depth, value count).
     const chunks: Buffer[] = [];
     for await (const chunk of await this.data(tenantId, id)) chunks.push(chunk as Buffer);
     return { doc, data: JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown };

@@ -4,6 +4,7 @@ import {
   createValidationPool,
   DEFAULT_LIMITS,
   type Limits,
+  type PoolDataResult,
   type PoolLane,
   type PoolVerifyResult,
   type ValidationPool,
@@ -50,17 +51,19 @@ export class ValidationPoolService implements OnApplicationShutdown {
   /**
    * Validates a file (a Buffer or a local path) for a tenant, with that tenant's key lookup. `interactive`
    * for a caller that waits (POST /validate): it is served before background files and has a process
-   * of its own; within a lane, tenants take turns. `onData` receives a valid file's data.json bytes
-   * (stored for GET /data/:id).
+   * of its own; within a lane, tenants take turns.
    */
-  async validate(
-    tenantId: string,
-    input: Buffer | string,
-    lane: PoolLane,
-    onData?: (bytes: Buffer) => void,
-  ): Promise<ValidationResult> {
+  async validate(tenantId: string, input: Buffer | string, lane: PoolLane): Promise<ValidationResult> {
     const keyLookup = await this.extensions.keyLookupFor(tenantId);
-    return this.started.validate(input, { keyLookup, limits: this.limits, lane, tenant: tenantId, onData });
+    return this.started.validate(input, { keyLookup, limits: this.limits, lane, tenant: tenantId });
+  }
+
+  /**
+   * data.json of a stored file (a Buffer or a local path), read in the pool (interactive lane): written
+   * to `output` when given, so its bytes never pass through this process, else returned.
+   */
+  extractData(tenantId: string, input: Buffer | string, output?: string): Promise<PoolDataResult> {
+    return this.started.extractData(input, { limits: this.limits, lane: 'interactive', tenant: tenantId, output });
   }
 
   /** F9 verification of a stored file in the pool (interactive lane), under its time and memory budget. */

@@ -17,7 +17,10 @@ export {
 } from './validate.js';
 export {
   createValidationPool,
+  DataBudgetError,
   WorkerTaskError,
+  type PoolDataOptions,
+  type PoolDataResult,
   type PoolLane,
   type PoolTaskOptions,
   type PoolValidateOptions,

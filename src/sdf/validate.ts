@@ -53,15 +53,11 @@ export interface CoreOptions {
   limits?: Partial<Limits>;
   /** Called as each check starts; the worker pool uses it to name the check a timeout interrupted. */
   onStage?: (stage: CheckName) => void;
-  /** Return a valid file's data.json bytes as well (the service stores them for GET /data/:id). */
-  keepData?: boolean;
 }
 
 export interface CoreOutcome {
   result: ValidationResult;
   integrity?: IntegrityOutcome;
-  /** data.json as it is in the archive, when asked for and the file is valid. */
-  data?: Buffer;
 }
 
 function emptyResult(): ValidationResult {
@@ -152,10 +148,9 @@ export async function validateCore(input: Buffer | string, options: CoreOptions 
     result.warnings.push(...(await inspectPdf(archive.files.get('visual.pdf')!)));
     result.checks.pdf = 'pass';
 
-    const kept = options.keepData ? { data: dataBytes } : {};
     if (!result.is_signed) {
       result.valid = true;
-      return { result, ...kept };
+      return { result };
     }
     enter('signature');
     const integrity = await checkIntegrity(
@@ -167,7 +162,7 @@ export async function validateCore(input: Buffer | string, options: CoreOptions 
     if (!integrity.result.valid) throw signatureError(integrity.result);
     result.checks.signature = 'pass';
     result.valid = true;
-    return { result, integrity, ...kept };
+    return { result, integrity };
   } catch (error) {
     if (error instanceof SdfError) return { result: failResult(result, stage, error) };
     throw error;

@@ -1,13 +1,12 @@
 import { Processor, WorkerHost } from '@nestjs/bullmq';
 import { Inject, Logger } from '@nestjs/common';
 import type { Job } from 'bullmq';
-import { Readable } from 'node:stream';
 import { AppConfig } from '../../config/app-config.js';
 import { EventsService } from '../../events/events.service.js';
 import { QueueName } from '../../queue/queues.js';
 import { TenantSlots, type SlotPolicy } from '../../queue/tenant-slots.js';
 import { isSdfError, WorkerTaskError, type ValidationResult } from '../../sdf/index.js';
-import { documentDataKey, STORAGE_DRIVER, type StorageDriver } from '../../storage/storage-driver.js';
+import { STORAGE_DRIVER, type StorageDriver } from '../../storage/storage-driver.js';
 import { eventData } from '../documents.service.js';
 import { DocumentsRepository } from '../documents.repository.js';
 import { SIGNATURE_ALGORITHMS, type SdfDocument, type SignatureAlgorithmName } from '../entities/document.entity.js';
@@ -78,10 +77,9 @@ export class ValidateSdfProcessor extends WorkerHost {
     const file = await storedInputForJob(this.storage, this.documents, doc);
     if (file === null) return { skipped: 'gone' };
 
-    let data: Buffer | undefined;
     let result: ValidationResult;
     try {
-      result = await this.pool.validate(tenantId, file, 'background', (bytes) => (data = bytes));
+      result = await this.pool.validate(tenantId, file, 'background');
     } catch (err) {
       if (!(err instanceof WorkerTaskError) && !isSdfError(err)) throw err;
       // A path the pool could not open: the file was deleted while the job waited, not bad content.
@@ -90,9 +88,7 @@ export class ValidateSdfProcessor extends WorkerHost {
       }
       result = contentVerdict('container', err);
     }
-    // Stored before the status turns valid, so GET /data/:id of a valid document always finds it.
-    if (result.valid && data) await this.storage.put(documentDataKey(tenantId, documentId), Readable.from([data]));
-
+    // data.json is not copied out here: GET /data/:id reads it out of the stored file on first use.
     let settled: SettledDoc;
     try {
       settled = await this.settle(job, doc, result);
@@ -102,7 +98,6 @@ export class ValidateSdfProcessor extends WorkerHost {
       // a fault to retry three times and leave the document pending for good.
       result = contentVerdict('data', err);
       settled = await this.settle(job, doc, result);
-      await this.storage.delete(documentDataKey(tenantId, documentId)).catch(() => undefined);
     }
     if (!settled) return { skipped: 'already-final' };
     const status = settled.status === 'valid' ? 'valid' : 'invalid';

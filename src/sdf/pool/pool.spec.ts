@@ -1,7 +1,10 @@
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildSdf, invoiceData } from '../testing/build-sdf.js';
 import { validate } from '../validate.js';
-import { createValidationPool } from './pool.js';
+import { createValidationPool, WorkerTaskError } from './pool.js';
 
 const catastrophicRegex = (): Buffer =>
   buildSdf({
@@ -78,6 +81,38 @@ describe('validation pool (safety budget)', () => {
     } finally {
       await small.destroy();
     }
+  });
+
+  describe('reading data.json out of an archive', () => {
+    const dataBytes = Buffer.from('{"document_type":"invoice", "note":"kept byte for byte"}');
+    const archive = (): Buffer => buildSdf({ entries: { 'data.json': dataBytes } });
+
+    it('returns its bytes, or writes them to a new private file and returns only the size', async () => {
+      expect(await pool.extractData(archive())).toEqual({ size: dataBytes.length, data: dataBytes });
+
+      const dir = mkdtempSync(join(tmpdir(), 'sdf-pool-data-'));
+      try {
+        const output = join(dir, 'data.json');
+        expect(await pool.extractData(archive(), { output })).toEqual({ size: dataBytes.length });
+        expect(readFileSync(output)).toEqual(dataBytes);
+        expect(statSync(output).mode & 0o777).toBe(0o600);
+        // Never over an existing file.
+        await expect(pool.extractData(archive(), { output })).rejects.toThrow(WorkerTaskError);
+        expect(readFileSync(output)).toEqual(dataBytes);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
+    it('keeps to the F2 limits and refuses an archive without data.json', async () => {
+      const big = Buffer.from(`{"document_type":"invoice","pad":"${'x'.repeat(200_000)}"}`);
+      await expect(
+        pool.extractData(buildSdf({ entries: { 'data.json': big } }), { limits: { maxEntryBytes: 100_000 } }),
+      ).rejects.toThrow('entry data.json declares 200036 bytes; the limit is 100000');
+      await expect(pool.extractData(buildSdf({ entries: { 'data.json': null } }))).rejects.toThrow(
+        'the archive holds no data.json',
+      );
+    });
   });
 
   it('destroys cleanly while a worker is busy, answering the file it held', async () => {

@@ -42,11 +42,8 @@ export interface PoolTaskOptions extends ValidateOptions {
   tenant?: string;
 }
 
-/** Options of a pool validation: those of validate(), the lane and tenant, and a valid file's data.json bytes. */
-export interface PoolValidateOptions extends PoolTaskOptions {
-  /** Called with a valid file's data.json bytes before the result resolves. */
-  onData?: (bytes: Buffer) => void;
-}
+/** Options of a pool validation: those of validate(), the lane and tenant. */
+export type PoolValidateOptions = PoolTaskOptions;
 
 /** Options of a pool verification (F9): the tenant's key lookup, limits, lane and tenant. */
 export interface PoolVerifyOptions {
@@ -54,6 +51,21 @@ export interface PoolVerifyOptions {
   limits?: Partial<Limits>;
   lane?: PoolLane;
   tenant?: string;
+}
+
+/** Options of reading data.json out of an archive: limits, lane, tenant, and the file to write it to. */
+export interface PoolDataOptions {
+  limits?: Partial<Limits>;
+  lane?: PoolLane;
+  tenant?: string;
+  /** A path where no file exists yet: data.json is written there (flushed to disk) instead of returned. */
+  output?: string;
+}
+
+/** data.json's size; its bytes too unless it was written to `output`. */
+export interface PoolDataResult {
+  size: number;
+  data?: Buffer;
 }
 
 /** F9 verification done in a worker; `pid` names the process that read the archive. */
@@ -66,6 +78,11 @@ export interface ValidationPool {
   validate(input: Buffer | string, options?: PoolValidateOptions): Promise<ValidationResult>;
   /** F9 verification of a whole archive, under the same time and memory budget as validation. */
   verify(input: Buffer | string, options?: PoolVerifyOptions): Promise<PoolVerifyResult>;
+  /**
+   * data.json of an archive, inflated within the F2 limits under the same budget as validation; the
+   * archive is not judged (it was, when it was stored). A read that runs out of the budget rejects.
+   */
+  extractData(input: Buffer | string, options?: PoolDataOptions): Promise<PoolDataResult>;
   destroy(): Promise<void>;
 }
 
@@ -74,6 +91,14 @@ export class WorkerTaskError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'WorkerTaskError';
+  }
+}
+
+/** data.json could not be read out of an archive within the pool's time or memory budget. */
+export class DataBudgetError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'DataBudgetError';
   }
 }
 
@@ -295,19 +320,14 @@ export function createValidationPool(options: ValidationPoolOptions = {}): Valid
   }
 
   function validate(input: Buffer | string, validateOptions: PoolValidateOptions = {}): Promise<ValidationResult> {
-    const { onData } = validateOptions;
     return enqueue<ValidationResult>({
-      task: { id: nextId++, input, limits: validateOptions.limits, keepData: onData !== undefined },
+      task: { id: nextId++, input, limits: validateOptions.limits },
       lane: validateOptions.lane ?? 'background',
       tenant: validateOptions.tenant ?? '',
       answer: async (message) => {
         if (!('outcome' in message)) throw new Error('the validation worker answered another task');
         const outcome: CoreOutcome = message.outcome;
-        const result = await finishValidation(outcome, validateOptions.keyLookup);
-        if (result.valid && message.data && onData) {
-          onData(Buffer.from(message.data.buffer, message.data.byteOffset, message.data.byteLength));
-        }
-        return result;
+        return finishValidation(outcome, validateOptions.keyLookup);
       },
       overBudget: (stage, exceeded) => overBudget(stage, exceeded, timeoutMs, memoryMb),
     });
@@ -341,6 +361,30 @@ export function createValidationPool(options: ValidationPoolOptions = {}): Valid
     });
   }
 
+  function extractData(input: Buffer | string, dataOptions: PoolDataOptions = {}): Promise<PoolDataResult> {
+    return enqueue<PoolDataResult | DataBudgetError>({
+      task: { id: nextId++, kind: 'data', input, limits: dataOptions.limits, output: dataOptions.output },
+      lane: dataOptions.lane ?? 'interactive',
+      tenant: dataOptions.tenant ?? '',
+      answer: async (message) => {
+        if (!('extracted' in message)) throw new Error('the validation worker answered another task');
+        const { size, data } = message.extracted;
+        return { size, ...(data ? { data: Buffer.from(data.buffer, data.byteOffset, data.byteLength) } : {}) };
+      },
+      // Rejected through the job: `overBudget`'s value resolves it, so the error is its value here and
+      // the caller's wrapper turns it back into a rejection.
+      overBudget: (_stage, exceeded) =>
+        new DataBudgetError(
+          exceeded === 'time'
+            ? `reading data.json did not finish within the time budget of ${timeoutMs} ms`
+            : `reading data.json exceeded the memory budget of ${memoryMb} MB`,
+        ),
+    }).then((outcome) => {
+      if (outcome instanceof DataBudgetError) throw outcome;
+      return outcome;
+    });
+  }
+
   /** Kills every worker and resolves once they have exited; files in flight or queued are rejected. */
   async function destroy(): Promise<void> {
     destroyed = true;
@@ -357,7 +401,7 @@ export function createValidationPool(options: ValidationPoolOptions = {}): Valid
     await Promise.all(exits);
   }
 
-  return { validate, verify, destroy };
+  return { validate, verify, extractData, destroy };
 }
 
 function lastLine(slot: Slot): string {

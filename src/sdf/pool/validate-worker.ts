@@ -1,20 +1,22 @@
+import { open } from 'node:fs/promises';
 import { SdfError } from '../errors.js';
 import { resolveLimits, type Limits } from '../limits.js';
 import { parseMeta } from '../rules/meta.js';
 import { checkIntegrity, type IntegrityOutcome } from '../signature/verify.js';
 import { validateCore, CHECK_NAMES, type CoreOutcome } from '../validate.js';
-import { openArchive } from '../zip/archive.js';
+import { openArchive, readEntries } from '../zip/archive.js';
 
 /**
- * Pool to worker. `validate` (the default) runs the checks of F10; with `keepData` a valid file's
- * data.json bytes come back too. `verify` runs the integrity half of F9 alone (POST /verify/:id).
+ * Pool to worker. `validate` (the default) runs the checks of F10. `verify` runs the integrity half of
+ * F9 alone (POST /verify/:id). `data` reads data.json out of an archive (GET /data/:id): into a new file
+ * at `output` when given, else its bytes come back.
  */
 export interface WorkerTask {
   id: number;
-  kind?: 'validate' | 'verify';
+  kind?: 'validate' | 'verify' | 'data';
   input: Uint8Array | string;
   limits?: Partial<Limits>;
-  keepData?: boolean;
+  output?: string;
 }
 
 /**
@@ -23,8 +25,9 @@ export interface WorkerTask {
  */
 export type WorkerMessage =
   | { id: number; stage: number }
-  | { id: number; outcome: CoreOutcome; data?: Uint8Array; pid: number }
+  | { id: number; outcome: CoreOutcome; pid: number }
   | { id: number; integrity: IntegrityOutcome; pid: number }
+  | { id: number; extracted: { size: number; data?: Uint8Array }; pid: number }
   | { id: number; error: string };
 
 const send = (message: WorkerMessage): void => {
@@ -54,17 +57,35 @@ async function verify(task: WorkerTask): Promise<IntegrityOutcome> {
   }
 }
 
+/**
+ * data.json of an archive, inflated within the F2 limits. With `output` it is written to a new file
+ * there (exclusive create, owner-only, flushed to disk), so its bytes never cross to the service.
+ */
+async function extract(task: WorkerTask): Promise<{ size: number; data?: Uint8Array }> {
+  send({ id: task.id, stage: CHECK_NAMES.indexOf('container') });
+  const data = (await readEntries(toInput(task.input), [{ name: 'data.json' }], task.limits)).get('data.json');
+  if (!data) throw new SdfError('SDF_ERROR_MISSING_FILE', 'the archive holds no data.json', 'data.json');
+  if (task.output === undefined) return { size: data.length, data };
+  const file = await open(task.output, 'wx', 0o600);
+  try {
+    await file.writeFile(data);
+    await file.datasync();
+  } finally {
+    await file.close();
+  }
+  return { size: data.length };
+}
+
 /** Runs in a pool process: the untrusted bytes never touch the service's heap or event loop. */
 async function run(task: WorkerTask): Promise<WorkerMessage> {
   try {
     if (task.kind === 'verify') return { id: task.id, integrity: await verify(task), pid: process.pid };
+    if (task.kind === 'data') return { id: task.id, extracted: await extract(task), pid: process.pid };
     const outcome = await validateCore(toInput(task.input), {
       limits: task.limits,
-      keepData: task.keepData,
       onStage: (name) => send({ id: task.id, stage: CHECK_NAMES.indexOf(name) }),
     });
-    const { data, ...rest } = outcome;
-    return { id: task.id, outcome: rest, pid: process.pid, ...(data ? { data } : {}) };
+    return { id: task.id, outcome, pid: process.pid };
   } catch (error) {
     return { id: task.id, error: error instanceof Error ? error.message : String(error) };
   }
