@@ -5,6 +5,7 @@ import { dirname, join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { ByteLimit } from './byte-limit.js';
+import { FolderSync } from './folder-sync.js';
 import { createPrivateFile, sweepStaleFiles } from './private-file.js';
 import { assertSafeKey, StorageNotFoundError, type PutOptions, type StorageDriver } from './storage-driver.js';
 
@@ -16,11 +17,14 @@ function isNotFound(err: unknown): boolean {
 
 /**
  * S13: files under a data folder. Writes go to a temporary file in the same folder tree, are fsynced,
- * then renamed over the target (atomic on POSIX); the folder is fsynced so the rename survives a crash.
+ * then renamed over the target (atomic on POSIX); the folder is fsynced so the rename survives a crash
+ * (renames into one folder at the same moment share that fsync: FolderSync).
  */
 export class LocalStorageDriver implements StorageDriver {
   readonly name = 'local' as const;
   private readonly root: string;
+  /** Renames into one folder at the same moment share its fsync. */
+  private readonly folders = new FolderSync();
 
   constructor(root: string) {
     this.root = resolve(root);
@@ -109,12 +113,7 @@ export class LocalStorageDriver implements StorageDriver {
       await mkdir(dirname(target), { recursive: true });
       await rename(from, target);
     }
-    const dir = await open(dirname(target), 'r');
-    try {
-      await dir.sync();
-    } finally {
-      await dir.close();
-    }
+    await this.folders.sync(dirname(target));
   }
 
   async get(key: string): Promise<Readable> {
