@@ -102,7 +102,8 @@ export class DocumentsService {
     const meta = await readMeta(file.path, this.pool.limits);
     const id = randomUUID();
     const storageKey = documentKey(tenantId, id);
-    await this.storage.putFile(storageKey, file.path);
+    const { moved } = await this.storage.putFile(storageKey, file.path, { synced: file.synced });
+    if (moved) file.moved();
 
     let doc: SdfDocument;
     try {
@@ -198,11 +199,13 @@ export class DocumentsService {
       const spool = storage.spoolDir();
       await mkdir(spool, { recursive: true });
       const temp = join(spool, `${Date.now()}-${randomBytes(8).toString('hex')}.data`);
+      let moved = false;
       try {
         await this.pool.extractData(doc.tenant_id, storage.localPath(doc.storage_key), temp);
-        await storage.putFile(key, temp);
+        // The pool process flushed it to disk before closing it.
+        ({ moved } = await storage.putFile(key, temp, { synced: true }));
       } finally {
-        await rm(temp, { force: true });
+        if (!moved) await rm(temp, { force: true });
       }
     } else {
       const { data } = await this.pool.extractData(doc.tenant_id, await storage.getBuffer(doc.storage_key));

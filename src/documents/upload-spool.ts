@@ -15,6 +15,10 @@ export interface SpooledFile {
   path: string;
   size: number;
   filename: string | null;
+  /** Flushed to disk before it was closed (SpoolOptions.durable). */
+  synced: boolean;
+  /** Says the file was moved away (into storage): `discard()` then has nothing to remove. */
+  moved: () => void;
   discard: () => Promise<void>;
 }
 
@@ -22,6 +26,8 @@ export interface SpoolOptions {
   maxBytes: number;
   tmpDir?: string;
   field?: string;
+  /** fsync the file before closing it, for a file that is to be stored (moved into storage as it is). */
+  durable?: boolean;
 }
 
 /** Multipart framing around the file never comes near this; a declared length beyond it cannot fit. */
@@ -59,11 +65,15 @@ export async function spoolUpload(req: Request, options: SpoolOptions): Promise<
   const dir = options.tmpDir ?? tmpdir();
   const path = join(dir, `sdf-upload-${randomBytes(16).toString('hex')}.part`);
   const handle = await createPrivateFile(path);
-  const discard = () =>
-    unlink(path).catch((err: unknown) => {
-      // Gone already: stored by moving it, or never written.
+  let moved = false;
+  const discard = async () => {
+    if (moved) return;
+    await unlink(path).catch((err: unknown) => {
+      // Never written.
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     });
+  };
+  const synced = options.durable === true;
 
   try {
     return await new Promise<SpooledFile>((resolve, reject) => {
@@ -90,10 +100,14 @@ export async function spoolUpload(req: Request, options: SpoolOptions): Promise<
           return;
         }
         const limit = new ByteLimit(options.maxBytes);
-        writing = pipeline(stream, limit, handle.createWriteStream()).then(() => ({
+        writing = pipeline(stream, limit, handle.createWriteStream({ flush: synced })).then(() => ({
           path,
           size: limit.bytes,
           filename: info.filename ?? null,
+          synced,
+          moved: () => {
+            moved = true;
+          },
           discard,
         }));
         // A refusal is answered at once, without waiting for the rest of the body.

@@ -28,11 +28,13 @@ export class UploadHandler {
     @Optional() private readonly meter?: UsageMeter,
   ) {}
 
-  private async withFile<T>(req: Request, use: (file: SpooledFile) => Promise<T>): Promise<T> {
+  /** `store`: the file is to be stored, so it is flushed to disk as it is written (then moved into place). */
+  private async withFile<T>(req: Request, store: boolean, use: (file: SpooledFile) => Promise<T>): Promise<T> {
     const file = await spoolUpload(req, {
       maxBytes: this.config.env.MAX_UPLOAD_BYTES,
       // Beside the stored files unless configured, so storing the upload moves it instead of copying it.
       tmpDir: this.config.env.UPLOAD_TMP_DIR ?? this.storage.spoolDir?.(),
+      durable: store,
     });
     try {
       return await use(file);
@@ -48,7 +50,7 @@ export class UploadHandler {
         { path: '/headers/idempotency-key', message: 'must be 1 to 255 visible ASCII characters' },
       ]);
     }
-    const { doc, replayed } = await this.withFile(req, (file) =>
+    const { doc, replayed } = await this.withFile(req, true, (file) =>
       this.withQuota(actor, req, file.size, () => this.documents.upload(actor, file, idempotencyKey ?? null)),
     );
     if (replayed) res.setHeader('Idempotent-Replayed', 'true');
@@ -89,7 +91,7 @@ export class UploadHandler {
 
   /** POST /validate: the whole validation, synchronously, in the pool; nothing is stored (F10). */
   async validate(auth: TenantAuth, req: Request, res: Response): Promise<ValidateOkDto | ValidateFailedDto> {
-    const result: ValidationResult = await this.withFile(req, (file) =>
+    const result: ValidationResult = await this.withFile(req, false, (file) =>
       this.pool.validate(auth.tenantId, file.path, 'interactive'),
     );
     const stored = await this.extensions.toStored(auth.tenantId, result);

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { createReadStream, statSync } from 'node:fs';
 import { mkdir, open, readFile, rename, rm, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -7,7 +7,13 @@ import { pipeline } from 'node:stream/promises';
 import { ByteLimit } from './byte-limit.js';
 import { FolderSync } from './folder-sync.js';
 import { createPrivateFile, sweepStaleFiles } from './private-file.js';
-import { assertSafeKey, StorageNotFoundError, type PutOptions, type StorageDriver } from './storage-driver.js';
+import {
+  assertSafeKey,
+  StorageNotFoundError,
+  type PutFileOptions,
+  type PutOptions,
+  type StorageDriver,
+} from './storage-driver.js';
 
 const TMP = '.tmp';
 
@@ -72,26 +78,30 @@ export class LocalStorageDriver implements StorageDriver {
   }
 
   /**
-   * A file already on this disk (an upload spooled by the API) is fsynced and moved into place, not
-   * copied; the caller's path is gone afterwards. Across filesystems (UPLOAD_TMP_DIR elsewhere) it is
-   * copied, and the caller's file is left for the caller to remove.
+   * A file already on this disk (an upload spooled by the API) is fsynced (unless its writer did) and
+   * moved into place, not copied; the caller's path is gone afterwards. Across filesystems
+   * (UPLOAD_TMP_DIR elsewhere) it is copied, and the caller's file is left for the caller to remove.
    */
-  async putFile(key: string, path: string): Promise<{ size: number }> {
+  async putFile(key: string, path: string, options: PutFileOptions = {}): Promise<{ size: number; moved: boolean }> {
     const target = this.pathOf(key);
-    const handle = await open(path, 'r');
     let size: number;
-    try {
-      size = (await handle.stat()).size;
-      await handle.datasync();
-    } finally {
-      await handle.close();
+    if (options.synced) {
+      size = statSync(path).size;
+    } else {
+      const handle = await open(path, 'r');
+      try {
+        size = (await handle.stat()).size;
+        await handle.datasync();
+      } finally {
+        await handle.close();
+      }
     }
     try {
       await this.publish(path, target);
-      return { size };
+      return { size, moved: true };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
-      return this.put(key, createReadStream(path));
+      return { ...(await this.put(key, createReadStream(path))), moved: false };
     }
   }
 

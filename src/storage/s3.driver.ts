@@ -63,7 +63,7 @@ export class S3StorageDriver implements StorageDriver {
     }
   }
 
-  async putFile(key: string, path: string): Promise<{ size: number }> {
+  async putFile(key: string, path: string): Promise<{ size: number; moved: boolean }> {
     assertSafeKey(key);
     const { size } = await stat(path);
     await this.client.send(
@@ -75,7 +75,7 @@ export class S3StorageDriver implements StorageDriver {
         ContentType: 'application/vnd.sdf',
       }),
     );
-    return { size };
+    return { size, moved: false };
   }
 
   async get(key: string): Promise<Readable> {

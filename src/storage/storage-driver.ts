@@ -8,6 +8,11 @@ export interface PutOptions {
   maxBytes?: number;
 }
 
+export interface PutFileOptions {
+  /** The writer flushed the file to disk already (fsync before close): a move need not do it again. */
+  synced?: boolean;
+}
+
 /**
  * S13: where SDF files live. Every write is atomic: a reader sees the old object or the new one, never a
  * part, and a failed or aborted write leaves nothing behind.
@@ -18,9 +23,10 @@ export interface StorageDriver {
   put(key: string, body: Readable, options?: PutOptions): Promise<{ size: number }>;
   /**
    * Stores a file that is already on local disk (an upload spooled by the API). The driver may move it
-   * rather than copy it: the caller must not use `path` afterwards, only remove it if still there.
+   * rather than copy it (`moved`): the caller must not use `path` afterwards, only remove it if it was
+   * not moved.
    */
-  putFile(key: string, path: string): Promise<{ size: number }>;
+  putFile(key: string, path: string, options?: PutFileOptions): Promise<{ size: number; moved: boolean }>;
   /**
    * Where a file meant for `putFile` is best written (a folder the driver can move it from without a
    * copy; the writer creates it when missing); undefined when any folder will do.

@@ -114,7 +114,7 @@ describe.each([
     const path = join(dir, 'f');
     writeFileSync(path, Buffer.alloc(300_000, 7));
     try {
-      expect(await h.driver.putFile(key('file'), path)).toEqual({ size: 300_000 });
+      expect((await h.driver.putFile(key('file'), path)).size).toBe(300_000);
       expect((await h.driver.getBuffer(key('file'))).equals(Buffer.alloc(300_000, 7))).toBe(true);
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -191,10 +191,17 @@ describe('local driver: storing a spooled file', () => {
     const path = join(spool, 'upload.part');
     writeFileSync(path, Buffer.alloc(50_000, 3));
     const inode = statSync(path).ino;
-    expect(await driver.putFile(key, path)).toEqual({ size: 50_000 });
+    expect(await driver.putFile(key, path)).toEqual({ size: 50_000, moved: true });
     expect(existsSync(path)).toBe(false);
     expect(statSync(driver.localPath(key)).ino).toBe(inode);
     expect((await driver.getBuffer(key)).equals(Buffer.alloc(50_000, 3))).toBe(true);
+    expect(readdirSync(spool)).toEqual([]);
+
+    // A file its writer flushed already is moved the same way, its size taken from the file.
+    const synced = join(spool, 'synced.part');
+    writeFileSync(synced, Buffer.alloc(60_000, 4), { flush: true });
+    expect(await driver.putFile(key, synced, { synced: true })).toEqual({ size: 60_000, moved: true });
+    expect((await driver.getBuffer(key)).equals(Buffer.alloc(60_000, 4))).toBe(true);
     expect(readdirSync(spool)).toEqual([]);
   });
 
@@ -205,7 +212,7 @@ describe('local driver: storing a spooled file', () => {
       expect(statSync(other).dev).not.toBe(statSync(root).dev);
       const path = join(other, 'upload.part');
       writeFileSync(path, Buffer.alloc(70_000, 5));
-      expect(await driver.putFile(key, path)).toEqual({ size: 70_000 });
+      expect(await driver.putFile(key, path)).toEqual({ size: 70_000, moved: false });
       expect((await driver.getBuffer(key)).equals(Buffer.alloc(70_000, 5))).toBe(true);
       expect(existsSync(path)).toBe(true);
       expect(readdirSync(join(root, '.tmp'))).toEqual([]);
