@@ -6,7 +6,7 @@
 import 'reflect-metadata';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -77,44 +77,49 @@ const MAIN = fileURLToPath(new URL('../src/main.js', import.meta.url));
 
 /**
  * The built service (dist/src/main.js) in a process of its own with a role; resolves with its URL (api,
- * all) once it logs that it is up. The caller ends it (SIGTERM).
+ * all) once it logs that it is up. The caller ends it (SIGTERM). Its log goes to a file, as to a log
+ * collector elsewhere: this process reads only up to the line that says it is up, so reading the log
+ * of every request does not take CPU from the service on the machine it is measured on.
  */
 export function startProcess(
   role: 'api' | 'worker' | 'all',
   env: NodeJS.ProcessEnv,
 ): Promise<{ child: ChildProcess; url?: string }> {
+  // BENCH_PROFILE_DIR: each service process writes its CPU profile there when it ends.
+  const profile = process.env.BENCH_PROFILE_DIR;
+  const args = profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`, '--cpu-prof-interval=250'] : [];
+  const logDir = mkdtempSync(join(tmpdir(), `sdf-bench-${role}-log-`));
+  const logPath = join(logDir, 'service.log');
+  const logFd = openSync(logPath, 'w');
+  const child = spawn(process.execPath, [...args, MAIN], {
+    env: { ...env, PROCESS_ROLE: role, LOG_LEVEL: 'info', PORT: '0', HOST: '127.0.0.1' },
+    stdio: ['ignore', logFd, 'inherit'],
+  });
+  closeSync(logFd);
+  child.once('exit', () => rmSync(logDir, { recursive: true, force: true }));
   return new Promise((resolve, reject) => {
-    // BENCH_PROFILE_DIR: each service process writes its CPU profile there when it ends.
-    const profile = process.env.BENCH_PROFILE_DIR;
-    const args = profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`, '--cpu-prof-interval=250'] : [];
-    const child = spawn(process.execPath, [...args, MAIN], {
-      env: { ...env, PROCESS_ROLE: role, LOG_LEVEL: 'info', PORT: '0', HOST: '127.0.0.1' },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let buffered = '';
-    child.on('exit', (code) => reject(new Error(`${role} process exited with ${code}`)));
-    child.stdout!.on('data', (d: Buffer) => {
-      buffered += d.toString();
-      let nl: number;
-      while ((nl = buffered.indexOf('\n')) >= 0) {
-        const line = buffered.slice(0, nl);
-        buffered = buffered.slice(nl + 1);
-        if (line.includes('"msg":"listening"')) {
-          resolve({ child, url: (JSON.parse(line) as { url: string }).url.replace('[::1]', '127.0.0.1') });
-        } else if (line.includes('"msg":"worker started"')) {
-          resolve({ child });
-        }
+    const failed = (code: number | null) => {
+      clearInterval(poll);
+      reject(new Error(`${role} process exited with ${code}`));
+    };
+    child.on('exit', failed);
+    const poll = setInterval(() => {
+      for (const line of readFileSync(logPath, 'utf8').split('\n')) {
+        const up = line.includes('"msg":"listening"') || line.includes('"msg":"worker started"');
+        if (!up) continue;
+        clearInterval(poll);
+        child.off('exit', failed);
+        const url = line.includes('"msg":"listening"') ? (JSON.parse(line) as { url: string }).url : undefined;
+        resolve({ child, ...(url ? { url: url.replace('[::1]', '127.0.0.1') } : {}) });
+        return;
       }
-    });
+    }, 25);
   });
 }
 
 /** Ends processes started by `startProcess` and waits until they are gone. */
 export async function stopProcesses(children: ChildProcess[]): Promise<void> {
-  for (const child of children) {
-    child.removeAllListeners('exit');
-    child.kill('SIGTERM');
-  }
+  for (const child of children) child.kill('SIGTERM');
   await Promise.all(children.map((c) => new Promise((r) => (c.exitCode !== null ? r(null) : c.once('exit', r)))));
 }
 
