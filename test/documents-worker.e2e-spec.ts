@@ -51,6 +51,26 @@ describe('validation jobs survive workers (S9)', () => {
   const status = async (id: string) =>
     (await api.ds.query(`SELECT status FROM documents WHERE id = $1`, [id]))[0]?.status;
 
+  /** The payload enqueueValidation gives a document's job: the pending record as it is stored. */
+  const jobData = async (id: string) => {
+    const [row] = await api.ds.query(
+      `SELECT tenant_id, storage_key, document_id, document_type, schema_id, sdf_version FROM documents WHERE id = $1`,
+      [id],
+    );
+    const { tenant_id: tenantId, ...pending } = row as Record<string, unknown>;
+    return { tenantId, documentId: id, pending };
+  };
+
+  const outboxCount = async (id: string, event: string) =>
+    Number(
+      (
+        await api.ds.query(`SELECT count(*) AS n FROM outbox_events WHERE event = $2 AND payload->'data'->>'id' = $1`, [
+          id,
+          event,
+        ])
+      )[0].n,
+    );
+
   it('a worker killed in the middle of a job: another picks it up and the document reaches its final state', async () => {
     // A schema with a catastrophic regex keeps the job busy until the pool's time budget (3 s here).
     const slow = buildInvalidSdf({
@@ -111,11 +131,44 @@ describe('validation jobs survive workers (S9)', () => {
     await waitForFinal(api, tenant.apiKey, id, 30_000);
     const before = await api.ds.query(`SELECT status, updated_at, validation FROM documents WHERE id = $1`, [id]);
     const processor = extra[extra.length - 1]!.app.get(ValidateSdfProcessor);
-    const outcome = await processor.process({ data: { tenantId: tenant.id, documentId: id }, id } as never);
-    expect(outcome).toEqual({ skipped: 'already-final' });
-    expect(await api.ds.query(`SELECT status, updated_at, validation FROM documents WHERE id = $1`, [id])).toEqual(
-      before,
+    // A job of either form: one that reads the record, and one that carries it as it was enqueued.
+    for (const data of [{ tenantId: tenant.id, documentId: id }, await jobData(id)]) {
+      expect(await processor.process({ data, id } as never)).toEqual({ skipped: 'already-final' });
+      expect(await api.ds.query(`SELECT status, updated_at, validation FROM documents WHERE id = $1`, [id])).toEqual(
+        before,
+      );
+    }
+    expect(await outboxCount(id, 'document.validated')).toBe(1);
+  });
+
+  it('a job carries its pending record as enqueued, and settles the record and its event from it', async () => {
+    await queue.pause();
+    const { archive } = await buildSdf();
+    const res = await upload(api, tenant.apiKey, archive).expect(201);
+    const id = res.body.id as string;
+    const job = await queue.getJob(id);
+    expect(job!.data).toEqual(await jobData(id));
+    expect(await queue.remove(id)).toBe(1);
+    await queue.resume();
+
+    const processor = extra[extra.length - 1]!.app.get(ValidateSdfProcessor);
+    expect(await processor.process({ data: job!.data, id } as never)).toEqual({ status: 'valid', code: null });
+    const [row] = await api.ds.query(`SELECT status, document_type FROM documents WHERE id = $1`, [id]);
+    expect(row).toEqual({ status: 'valid', document_type: 'invoice' });
+    const [event] = await api.ds.query(
+      `SELECT payload FROM outbox_events WHERE event = 'document.validated' AND payload->'data'->>'id' = $1`,
+      [id],
     );
+    expect(event.payload.data).toEqual({
+      id,
+      document_id: res.body.document_id,
+      document_type: 'invoice',
+      status: 'valid',
+      schema_id: res.body.schema_id,
+      valid: true,
+      is_signed: false,
+      error: null,
+    });
   });
 
   it('a stored file that vanished while its job waited is retried, not judged invalid; with its record gone, the job is a no-op', async () => {
@@ -133,11 +186,13 @@ describe('validation jobs survive workers (S9)', () => {
     await storage.delete(key);
 
     const processor = extra[extra.length - 1]!.app.get(ValidateSdfProcessor);
-    const job = { data: { tenantId: tenant.id, documentId: id }, id } as never;
-    await expect(processor.process(job)).rejects.toBeInstanceOf(StorageNotFoundError);
-    expect(await status(id)).toBe('pending');
+    const jobs = [{ tenantId: tenant.id, documentId: id }, await jobData(id)].map((data) => ({ data, id }) as never);
+    for (const job of jobs) {
+      await expect(processor.process(job)).rejects.toBeInstanceOf(StorageNotFoundError);
+      expect(await status(id)).toBe('pending');
+    }
 
     await api.http().delete(`/delete/${id}`).set('X-API-Key', tenant.apiKey).expect(204);
-    expect(await processor.process(job)).toEqual({ skipped: 'gone' });
+    for (const job of jobs) expect(await processor.process(job)).toEqual({ skipped: 'gone' });
   });
 });

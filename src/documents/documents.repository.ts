@@ -6,6 +6,7 @@ import type { KeysetPosition } from '../common/cursor.js';
 import { dispatchedAtSql, type OutboxRow } from '../events/events.service.js';
 import { SdfDocument, type DocumentStatus, type SignatureAlgorithmName } from './entities/document.entity.js';
 import type { StoredValidation } from './validation-extensions.js';
+import type { PendingRecord } from './jobs/validate-sdf.job.js';
 
 export interface ListFilter {
   limit: number;
@@ -48,6 +49,9 @@ const OUTBOX_FROM = (alias: string, first: number) =>
      SELECT $${first}::uuid, ${alias}.tenant_id, $${first + 1}, $${first + 2}::jsonb, $${first + 3},
             ${dispatchedAtSql(`${alias}.tenant_id`, `$${first + 1}`)} FROM ${alias}`;
 const outboxParams = (e: OutboxRow) => [e.id, e.event, JSON.stringify(e.payload), e.traceMetadata];
+
+/** A pending record as a validation settles it: what its event is built from. */
+export type SettledRecord = PendingRecord & Pick<SdfDocument, 'status' | 'is_signed' | 'signature_algorithm'>;
 
 /** Every document query takes the tenant (S5); the one exception is named for the sweeper that needs it. */
 @Injectable()
@@ -133,19 +137,19 @@ export class DocumentsRepository {
     tenantId: string,
     id: string,
     outcome: ValidationOutcome,
-    pending: SdfDocument,
-    event: (doc: SdfDocument) => OutboxRow,
+    pending: PendingRecord,
+    event: (doc: SettledRecord) => OutboxRow,
   ): Promise<SdfDocument | null> {
-    // The event describes the row as this statement leaves it, which follows from the pending row the
-    // job read (only the job changes a pending row) and the outcome: built before, written with it.
-    const settled = toDocument({
+    // The event describes the row as this statement leaves it, which follows from the pending record
+    // (only the job changes a pending row) and the outcome: built before, written with it.
+    const settled: SettledRecord = {
       ...pending,
       status: outcome.status,
       is_signed: outcome.isSigned,
       signature_algorithm: outcome.signatureAlgorithm,
       document_type: pending.document_type ?? outcome.documentType,
       sdf_version: outcome.sdfVersion ?? pending.sdf_version,
-    });
+    };
     const rows = (await this.ds.query(
       `WITH d AS (
          UPDATE documents
@@ -247,15 +251,12 @@ export class DocumentsRepository {
   }
 
   /** S9, sweeper only (spans tenants on purpose): documents pending for longer than `olderThanMs`. */
-  async findStalePendingAcrossTenants(
-    olderThanMs: number,
-    limit: number,
-  ): Promise<{ id: string; tenant_id: string }[]> {
+  async findStalePendingAcrossTenants(olderThanMs: number, limit: number): Promise<PendingRecord[]> {
     return (await this.ds.query(
-      `SELECT id, tenant_id FROM documents
+      `SELECT id, tenant_id, storage_key, document_id, document_type, schema_id, sdf_version FROM documents
         WHERE status = 'pending' AND created_at < now() - ($1::double precision * interval '1 millisecond')
         ORDER BY created_at LIMIT $2`,
       [olderThanMs, limit],
-    )) as { id: string; tenant_id: string }[];
+    )) as PendingRecord[];
   }
 }

@@ -2,6 +2,9 @@ import { StorageNotFoundError, type StorageDriver } from '../../storage/storage-
 import type { DocumentsRepository } from '../documents.repository.js';
 import type { SdfDocument } from '../entities/document.entity.js';
 
+/** What finding a record's stored file takes. */
+type StoredRecord = Pick<SdfDocument, 'id' | 'tenant_id' | 'storage_key'>;
+
 /**
  * The stored bytes a job works on, or null when the document was deleted while its job was queued
  * (nothing left to do). Any other storage fault is thrown, so the job's attempts retry it (S9).
@@ -9,7 +12,7 @@ import type { SdfDocument } from '../entities/document.entity.js';
 export async function loadStoredFileForJob(
   storage: StorageDriver,
   documents: DocumentsRepository,
-  doc: SdfDocument,
+  doc: StoredRecord,
 ): Promise<Buffer | null> {
   try {
     return await storage.getBuffer(doc.storage_key);
@@ -28,7 +31,7 @@ export async function loadStoredFileForJob(
 export async function storedInputForJob(
   storage: StorageDriver,
   documents: DocumentsRepository,
-  doc: SdfDocument,
+  doc: StoredRecord,
 ): Promise<Buffer | string | null> {
   if (storage.localPath) return storage.localPath(doc.storage_key);
   return loadStoredFileForJob(storage, documents, doc);
@@ -42,7 +45,7 @@ export async function storedInputForJob(
 export async function missingAfterFailure(
   storage: StorageDriver,
   documents: DocumentsRepository,
-  doc: SdfDocument,
+  doc: StoredRecord,
 ): Promise<'gone' | false> {
   if (await storage.exists(doc.storage_key)) return false;
   if (!(await documents.findForTenant(doc.tenant_id, doc.id))) return 'gone';

@@ -12,7 +12,7 @@ import { DocumentsRepository } from '../documents.repository.js';
 import { SIGNATURE_ALGORITHMS, type SdfDocument, type SignatureAlgorithmName } from '../entities/document.entity.js';
 import { ValidationExtensions } from '../validation-extensions.js';
 import { ValidationPoolService } from '../validation-pool.service.js';
-import type { ValidateSdfJob } from './validate-sdf.job.js';
+import type { PendingRecord, ValidateSdfJob } from './validate-sdf.job.js';
 import { missingAfterFailure, storedInputForJob } from './stored-file.js';
 
 export type ValidateSdfOutcome =
@@ -69,10 +69,18 @@ export class ValidateSdfProcessor extends WorkerHost {
   }
 
   private async judge(job: Job<ValidateSdfJob>): Promise<ValidateSdfOutcome> {
-    const { tenantId, documentId } = job.data;
-    const doc = await this.documents.findForTenant(tenantId, documentId);
-    if (!doc) return { skipped: 'gone' };
-    if (doc.status !== 'pending') return { skipped: 'already-final' };
+    const { tenantId, documentId, pending } = job.data;
+    // The record as it was enqueued (it does not change while pending); a record already final is
+    // left alone by the settle's condition, a deleted one is found missing with its file.
+    let doc: PendingRecord;
+    if (pending) {
+      doc = { ...pending, id: documentId, tenant_id: tenantId };
+    } else {
+      const found = await this.documents.findForTenant(tenantId, documentId);
+      if (!found) return { skipped: 'gone' };
+      if (found.status !== 'pending') return { skipped: 'already-final' };
+      doc = found;
+    }
 
     const file = await storedInputForJob(this.storage, this.documents, doc);
     if (file === null) return { skipped: 'gone' };
@@ -99,14 +107,21 @@ export class ValidateSdfProcessor extends WorkerHost {
       result = contentVerdict('data', err);
       settled = await this.settle(job, doc, result);
     }
-    if (!settled) return { skipped: 'already-final' };
+    if (!settled) {
+      // Nothing pending to settle: judged already (a repeated job), or deleted while this one ran.
+      return { skipped: (await this.documents.findForTenant(tenantId, documentId)) ? 'already-final' : 'gone' };
+    }
     const status = settled.status === 'valid' ? 'valid' : 'invalid';
     this.logger.log({ msg: 'validated', tenant_id: tenantId, id: documentId, status, job_id: job.id });
     // The error code travels in the job's result for the metrics (validation outcomes by code).
     return { status, code: result.error?.code ?? null };
   }
 
-  private async settle(job: Job<ValidateSdfJob>, pending: SdfDocument, result: ValidationResult): Promise<SettledDoc> {
+  private async settle(
+    job: Job<ValidateSdfJob>,
+    pending: PendingRecord,
+    result: ValidationResult,
+  ): Promise<SettledDoc> {
     const { tenantId, documentId } = job.data;
     const validation = await this.extensions.toStored(tenantId, result);
     const algorithm = result.signature?.algorithm;
