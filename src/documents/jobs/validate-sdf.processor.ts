@@ -9,7 +9,7 @@ import { isSdfError, WorkerTaskError, type ValidationResult } from '../../sdf/in
 import { STORAGE_DRIVER, type StorageDriver } from '../../storage/storage-driver.js';
 import { eventData } from '../documents.service.js';
 import { DocumentsRepository } from '../documents.repository.js';
-import { SIGNATURE_ALGORITHMS, type SdfDocument, type SignatureAlgorithmName } from '../entities/document.entity.js';
+import { SIGNATURE_ALGORITHMS, type SignatureAlgorithmName } from '../entities/document.entity.js';
 import { ValidationExtensions } from '../validation-extensions.js';
 import { ValidationPoolService } from '../validation-pool.service.js';
 import type { PendingRecord, ValidateSdfJob } from './validate-sdf.job.js';
