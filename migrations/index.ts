@@ -16,6 +16,7 @@ import { OutboxTraceContext1764000031000 } from './1764000031000-outbox-trace-co
 import { TenantPlanSync1764000060000 } from './1764000060000-tenant-plan-sync.js';
 import { AuditPartitions1764000070000 } from './1764000070000-audit-partitions.js';
 import { OutboxNotifyUndispatched1764000080000 } from './1764000080000-outbox-notify-undispatched.js';
+import { LighterDocumentWrites1764000090000 } from './1764000090000-lighter-document-writes.js';
 
 /** Every migration, in order. Listed explicitly: glob loading does not work for TypeScript sources under vitest. */
 export const migrations = [
@@ -37,4 +38,5 @@ export const migrations = [
   TenantPlanSync1764000060000,
   AuditPartitions1764000070000,
   OutboxNotifyUndispatched1764000080000,
+  LighterDocumentWrites1764000090000,
 ];

@@ -1,4 +1,4 @@
-import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import { Column, Entity, PrimaryColumn } from 'typeorm';
 import type { StoredValidation } from '../validation-extensions.js';
 
 export const DOCUMENT_STATUSES = ['pending', 'valid', 'invalid', 'signed'] as const;
@@ -23,7 +23,7 @@ export class SdfDocument {
   @PrimaryColumn({ type: 'uuid' })
   id: string;
 
-  @Index()
+  // Queries by tenant use documents_tenant_page_idx (tenant_id, created_at, id), made by migration.
   @Column({ type: 'uuid' })
   tenant_id: string;
 
