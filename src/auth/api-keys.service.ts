@@ -4,6 +4,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { AUTH_TENANT_OMITS, Tenant, type AuthTenant } from '../tenants/entities/tenant.entity.js';
 import { API_KEY_PATTERN, apiKeyMatches, KEY_PREFIX_LENGTH, mintApiKey } from './api-key-format.js';
 import { ApiKey } from './entities/api-key.entity.js';
+import { preparedQuery } from '../database/prepared.js';
 
 export interface CreatedApiKey {
   record: ApiKey;
@@ -49,10 +50,9 @@ export class ApiKeysService {
   async verify(presented: string): Promise<VerifiedKey | null> {
     if (!API_KEY_PATTERN.test(presented)) return null;
     // Every authenticated request comes here: one plain statement (no query builder, no entity mapping).
-    const rows = (await this.ds.query(this.verifySql(), [presented.slice(0, KEY_PREFIX_LENGTH)])) as Record<
-      string,
-      unknown
-    >[];
+    const rows = await preparedQuery<Record<string, unknown>>(this.ds, 'sdf_api_key_by_prefix', this.verifySql(), [
+      presented.slice(0, KEY_PREFIX_LENGTH),
+    ]);
     const now = Date.now();
     for (const row of rows) {
       const candidate = Object.assign(new ApiKey(), pick(row, 'k.'));

@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { AuditRecord } from '../audit/audit.service.js';
 import type { KeysetPosition } from '../common/cursor.js';
+import { preparedQuery } from '../database/prepared.js';
 import { dispatchedAtSql, type OutboxRow } from '../events/events.service.js';
 import { SdfDocument, type DocumentStatus, type SignatureAlgorithmName } from './entities/document.entity.js';
 import type { StoredValidation } from './validation-extensions.js';
@@ -63,10 +64,13 @@ export class DocumentsRepository {
   }
 
   async findForTenant(tenantId: string, id: string, m?: EntityManager): Promise<SdfDocument | null> {
-    const rows = (await this.manager(m).query(
+    const rows = await preparedQuery<DocumentRow>(
+      this.ds,
+      'sdf_document_by_id',
       `SELECT ${DOCUMENT_COLUMNS} FROM documents WHERE tenant_id = $1 AND id = $2`,
       [tenantId, id],
-    )) as DocumentRow[];
+      m,
+    );
     return rows[0] ? toDocument(rows[0]) : null;
   }
 
@@ -97,7 +101,9 @@ export class DocumentsRepository {
     audit: Pick<AuditRecord, 'action' | 'actor' | 'ipAddress' | 'metadata'>,
     event: OutboxRow,
   ): Promise<SdfDocument> {
-    const rows = (await this.ds.query(
+    const rows = await preparedQuery<DocumentRow>(
+      this.ds,
+      'sdf_document_insert_uploaded',
       `WITH d AS (
          INSERT INTO documents (id, tenant_id, document_id, document_type, schema_id, sdf_version, file_size_bytes,
            storage_key, idempotency_key, meta)
@@ -125,7 +131,7 @@ export class DocumentsRepository {
         JSON.stringify(audit.metadata ?? {}),
         ...outboxParams(event),
       ],
-    )) as DocumentRow[];
+    );
     return toDocument(rows[0]!);
   }
 
@@ -150,7 +156,9 @@ export class DocumentsRepository {
       document_type: pending.document_type ?? outcome.documentType,
       sdf_version: outcome.sdfVersion ?? pending.sdf_version,
     };
-    const rows = (await this.ds.query(
+    const rows = await preparedQuery<DocumentRow>(
+      this.ds,
+      'sdf_document_settle_validation',
       `WITH d AS (
          UPDATE documents
             SET status = $3, is_signed = $4, signature_algorithm = $5,
@@ -171,7 +179,7 @@ export class DocumentsRepository {
         JSON.stringify(outcome.validation),
         ...outboxParams(event(settled)),
       ],
-    )) as DocumentRow[];
+    );
     return rows[0] ? toDocument(rows[0]) : null;
   }
 

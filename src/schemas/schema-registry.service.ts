@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { QueryFailedError, type DataSource, type EntityManager } from 'typeorm';
 import { AuditService } from '../audit/audit.service.js';
 import { AppConfig } from '../config/app-config.js';
+import { preparedQuery } from '../database/prepared.js';
 import { AppError } from '../common/errors.js';
 import { canonicalJson, compileSchema, isSdfError, sha256Hex } from '../sdf/index.js';
 import { SCHEMA_ID_PATTERN, type CreateSchemaDto } from './dto/schema.dto.js';
@@ -121,10 +122,13 @@ export class SchemaRegistryService {
   ): Promise<boolean | null> {
     if (!schemaId || !SCHEMA_ID_PATTERN.test(schemaId)) return null;
     // Once per validation job: a plain statement.
-    const rows = (await manager.query(`SELECT content_hash FROM schemas WHERE tenant_id = $1 AND schema_id = $2`, [
-      tenantId,
-      schemaId,
-    ])) as Pick<RegisteredSchema, 'content_hash'>[];
+    const rows = await preparedQuery<Pick<RegisteredSchema, 'content_hash'>>(
+      this.ds,
+      'sdf_schema_hashes',
+      `SELECT content_hash FROM schemas WHERE tenant_id = $1 AND schema_id = $2`,
+      [tenantId, schemaId],
+      manager,
+    );
     if (rows.length === 0) return null;
     if (!embeddedSchemaHash) return false;
     const wanted = embeddedSchemaHash.toLowerCase();
