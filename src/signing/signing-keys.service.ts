@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
+import { preparedQuery } from '../database/prepared.js';
 import { AuditService } from '../audit/audit.service.js';
 import { CryptoBox } from '../common/crypto-box.js';
 import { AppError } from '../common/errors.js';
@@ -92,10 +93,13 @@ export class SigningKeysService {
   /** The active key with its private half decrypted, for the signing job only; never logged, never returned by the API. */
   async activeKeyForSigning(tenantId: string, m: EntityManager = this.ds.manager): Promise<ActiveSigningKey> {
     // A plain statement: this runs once per signing job.
-    const [row] = (await m.query(
+    const [row] = await preparedQuery<Pick<SigningKey, 'tenant_id' | 'key_id' | 'algorithm' | 'private_key_enc'>>(
+      this.ds,
+      'sdf_active_signing_key',
       `SELECT tenant_id, key_id, algorithm, private_key_enc FROM signing_keys WHERE tenant_id = $1 AND is_active LIMIT 1`,
       [tenantId],
-    )) as Pick<SigningKey, 'tenant_id' | 'key_id' | 'algorithm' | 'private_key_enc'>[];
+      m,
+    );
     if (!row) {
       throw AppError.invalidState(
         'The tenant has no active signing key; create one with POST /admin/tenants/:tenantId/signing-keys',

@@ -3,6 +3,7 @@ import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Queue } from 'bullmq';
 import type { DataSource } from 'typeorm';
+import { preparedQuery } from '../database/prepared.js';
 import { AuditService } from '../audit/audit.service.js';
 import type { TenantAuth } from '../auth/auth-context.js';
 import { AppError } from '../common/errors.js';
@@ -70,7 +71,11 @@ export class SigningService implements OnModuleInit {
    */
   async requestSign(actor: SigningActor, id: string): Promise<SignAccepted> {
     const tenantId = actor.auth.tenantId;
-    const [found] = (await this.ds.query(
+    const [found] = await preparedQuery<
+      Pick<SdfDocument, 'id' | 'tenant_id' | 'status' | 'is_signed'> & { key_id: string | null }
+    >(
+      this.ds,
+      'sdf_sign_request',
       `WITH d AS (
          SELECT id, tenant_id, document_id, status, is_signed FROM documents WHERE tenant_id = $1 AND id = $2 FOR UPDATE
        ), k AS (
@@ -83,7 +88,7 @@ export class SigningService implements OnModuleInit {
        )
        SELECT d.id, d.tenant_id, d.status, d.is_signed, k.key_id FROM d LEFT JOIN k ON true`,
       [tenantId, id, actor.auth.actor, actor.ip],
-    )) as (Pick<SdfDocument, 'id' | 'tenant_id' | 'status' | 'is_signed'> & { key_id: string | null })[];
+    );
     if (!found) throw AppError.notFound('Document');
     const refusal = notSignable(found);
     if (refusal) throw AppError.invalidState(refusal);
