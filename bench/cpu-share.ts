@@ -3,7 +3,10 @@
  * BENCH_CLIENTS clients (default 32) against an `api` and a `worker` process of the built service,
  * until every document is settled; then the CPU time (user + system) of every process on the machine,
  * grouped (the clients in this process, api, worker, PostgreSQL, Redis, the validation pool and the
- * rest), per upload, beside the machine's own user/system/idle split over the same time.
+ * rest), per upload, beside the machine's own user/system/idle split over the same time. Then the
+ * same count of authenticated `GET /sdf/:id` requests by the same clients, CPU per request: the floor
+ * of any authenticated request (HTTP, authentication, the rate limit, one statement, the JSON answer)
+ * to set the upload's figure beside.
  *
  *   npm run bench:cpu-share
  *
@@ -39,12 +42,18 @@ async function main(): Promise<void> {
   try {
     const { key } = await benchTenant(api.url!, setup.config, 'Cpu');
     const archive = await benchArchive();
+    let lastId = '';
     const upload = async () => {
       const body = new FormData();
       body.append('file', new Blob([archive]), 'bench.sdf');
       const res = await fetch(`${api.url}/upload`, { method: 'POST', headers: { 'X-API-Key': key }, body });
-      await res.arrayBuffer();
+      lastId = ((await res.json()) as { id: string }).id;
       if (res.status !== 201) throw new Error(`upload answered ${res.status}`);
+    };
+    const read = async () => {
+      const res = await fetch(`${api.url}/sdf/${lastId}`, { headers: { 'X-API-Key': key } });
+      await res.arrayBuffer();
+      if (res.status !== 200) throw new Error(`GET /sdf/:id answered ${res.status}`);
     };
     const settled = async () => {
       for (;;) {
@@ -59,15 +68,18 @@ async function main(): Promise<void> {
     await settled();
 
     const own = { api: api.child.pid, worker: worker.child.pid };
+    const byClients = (call: () => Promise<void>) => {
+      let next = 0;
+      return Promise.all(
+        Array.from({ length: CLIENTS }, async () => {
+          while (next++ < TOTAL) await call();
+        }),
+      );
+    };
     const cpu0 = cpuByGroup(own);
     const m0 = machine();
     const t0 = performance.now();
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: CLIENTS }, async () => {
-        while (next++ < TOTAL) await upload();
-      }),
-    );
+    await byClients(upload);
     const uploaded = performance.now() - t0;
     await settled();
     const all = performance.now() - t0;
@@ -94,6 +106,21 @@ async function main(): Promise<void> {
     console.log(
       'machine per upload (ms): ' +
         MACHINE.map((name, i) => `${name} ${((m1[i]! - m0[i]!) / TOTAL).toFixed(2)}`).join(', '),
+    );
+
+    const cpu1 = cpuByGroup(own);
+    const t1 = performance.now();
+    await byClients(read);
+    const reads = performance.now() - t1;
+    const perRead = cpuPer(cpu1, cpuByGroup(own), TOTAL);
+    console.log(`\n${TOTAL} GET /sdf/:id by ${CLIENTS} clients: ${((TOTAL / reads) * 1000).toFixed(0)}/s`);
+    console.log('CPU per request (ms), by process:');
+    for (const [group, ms] of perRead) console.log(`  ${ms.toFixed(2).padStart(6)}  ${group}`);
+    console.log(
+      `  ${perRead
+        .reduce((s, [, ms]) => s + ms, 0)
+        .toFixed(2)
+        .padStart(6)}  all`,
     );
   } finally {
     await stopProcesses([api.child, worker.child]);
