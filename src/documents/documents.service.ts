@@ -209,7 +209,8 @@ export class DocumentsService {
       }
     } else {
       const { data } = await this.pool.extractData(doc.tenant_id, await storage.getBuffer(doc.storage_key));
-      await storage.put(key, Readable.from([data ?? Buffer.alloc(0)]));
+      if (!data) throw new Error('the validation pool returned no data.json');
+      await storage.put(key, Readable.from([data]));
     }
     // Deleted meanwhile: the copy goes too, so nothing of the document outlives it.
     if (!(await this.documents.findForTenant(doc.tenant_id, doc.id))) {
