@@ -2,13 +2,12 @@ import { createHash, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { get as httpGet } from 'node:http';
 import { join } from 'node:path';
-import v8 from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DocumentsRepository } from '../src/documents/documents.repository.js';
 import { ValidationPoolService } from '../src/documents/validation-pool.service.js';
 import { documentDataKey } from '../src/storage/storage-driver.js';
 import { startApp, type TestApp } from './helpers/app.js';
+import { liveMemory } from './helpers/memory.js';
 import { upload, waitForFinal } from './helpers/documents.js';
 import { buildRawSdf, invoiceMeta } from './helpers/sdf-fixtures.js';
 import { createTenant, type TenantFixture } from './helpers/tenants.js';
@@ -20,17 +19,6 @@ interface DocumentDetail {
   status: string;
   document_type: string | null;
   validation: { error: { code: string; file?: string } | null } | null;
-}
-
-// A handle on the collector without restarting the test process with --expose-gc.
-v8.setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
-
-/** Live memory of this process (the API runs in it), after a collection so garbage does not count. */
-function liveMemory(): number {
-  gc();
-  const m = process.memoryUsage();
-  return m.heapUsed + m.arrayBuffers;
 }
 
 /** Runs `work` while sampling live memory; returns its result and the peak growth over the start. */

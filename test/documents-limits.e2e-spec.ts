@@ -2,17 +2,12 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import v8 from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from './helpers/app.js';
+import { liveMemory } from './helpers/memory.js';
 import { createTenant, type TenantFixture } from './helpers/tenants.js';
 
 const MB = 1024 * 1024;
-
-// A handle on the collector without restarting the test process with --expose-gc.
-v8.setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
 
 /**
  * Sends a multipart upload of `bytes` bytes generated on the fly (chunked, no Content-Length), like a
@@ -79,22 +74,14 @@ describe('upload size limit (F2, SDF-SPEC Limits)', () => {
 
   it('answers 413 to a 60 MB upload without the process holding the body, and stores nothing', async () => {
     expect(t.config.env.MAX_UPLOAD_BYTES).toBe(50 * MB);
-    const memory = () => {
-      const m = process.memoryUsage();
-      return m.heapUsed + m.arrayBuffers;
-    };
     // A first, small upload (refused as not a ZIP) loads and compiles the whole upload path, so what
     // is measured below is the 60 MB body alone, not code and caches made on first use.
     expect((await streamUpload(url, tenant.apiKey, MB)).status).toBe(422);
-    gc();
-    const before = memory();
+    const before = liveMemory();
     let peakLive = before;
     // Live memory, sampled after a collection so garbage (spent socket chunks) does not count: holding
     // the body would show as tens of MB still reachable while it streams in; streaming holds a few chunks.
-    const sampler = setInterval(() => {
-      gc();
-      peakLive = Math.max(peakLive, memory());
-    }, 100);
+    const sampler = setInterval(() => (peakLive = Math.max(peakLive, liveMemory())), 100);
     let res: { status: number; body: string };
     try {
       res = await streamUpload(url, tenant.apiKey, 60 * MB);
@@ -111,8 +98,7 @@ describe('upload size limit (F2, SDF-SPEC Limits)', () => {
     let residue = Infinity;
     for (let i = 0; i < 20 && residue >= 8 * MB; i++) {
       await new Promise((r) => setTimeout(r, 50));
-      gc();
-      residue = Math.min(residue, memory() - before);
+      residue = Math.min(residue, liveMemory() - before);
     }
     expect(residue).toBeLessThan(8 * MB);
 
