@@ -34,6 +34,19 @@ function machine(): number[] {
   return fields.map((ticks) => Number(ticks) * 10);
 }
 
+/** CPU time per unit of work by process group, then in all. */
+function printShare(unit: string, share: [string, number][]): void {
+  console.log(`CPU per ${unit} (ms), by process:`);
+  for (const [group, ms] of share) {
+    // The validation pool's processes are the worker's children, started as `node` (grouped as other).
+    console.log(
+      `  ${ms.toFixed(2).padStart(6)}  ${group === 'other' ? 'other (validation pool, kernel, ...)' : group}`,
+    );
+  }
+  const all = share.reduce((sum, [, ms]) => sum + ms, 0);
+  console.log(`  ${all.toFixed(2).padStart(6)}  all`);
+}
+
 async function main(): Promise<void> {
   const setup = await benchSetup();
   const env = { ...setup.env, DATABASE_RUN_MIGRATIONS: 'false' };
@@ -90,19 +103,7 @@ async function main(): Promise<void> {
       `${TOTAL} uploads by ${CLIENTS} clients: ${((TOTAL / uploaded) * 1000).toFixed(0)}/s answered, ` +
         `${((TOTAL / all) * 1000).toFixed(0)}/s settled`,
     );
-    console.log('CPU per upload (ms), by process:');
-    for (const [group, ms] of perUpload) {
-      // The validation pool's processes are the worker's children, started as `node` (grouped as other).
-      console.log(
-        `  ${ms.toFixed(2).padStart(6)}  ${group === 'other' ? 'other (validation pool, kernel, ...)' : group}`,
-      );
-    }
-    console.log(
-      `  ${perUpload
-        .reduce((s, [, ms]) => s + ms, 0)
-        .toFixed(2)
-        .padStart(6)}  all`,
-    );
+    printShare('upload', perUpload);
     console.log(
       'machine per upload (ms): ' +
         MACHINE.map((name, i) => `${name} ${((m1[i]! - m0[i]!) / TOTAL).toFixed(2)}`).join(', '),
@@ -114,14 +115,7 @@ async function main(): Promise<void> {
     const reads = performance.now() - t1;
     const perRead = cpuPer(cpu1, cpuByGroup(own), TOTAL);
     console.log(`\n${TOTAL} GET /sdf/:id by ${CLIENTS} clients: ${((TOTAL / reads) * 1000).toFixed(0)}/s`);
-    console.log('CPU per request (ms), by process:');
-    for (const [group, ms] of perRead) console.log(`  ${ms.toFixed(2).padStart(6)}  ${group}`);
-    console.log(
-      `  ${perRead
-        .reduce((s, [, ms]) => s + ms, 0)
-        .toFixed(2)
-        .padStart(6)}  all`,
-    );
+    printShare('request', perRead);
   } finally {
     await stopProcesses([api.child, worker.child]);
     await setup.cleanup();

@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
-import { AUTH_TENANT_OMITS, Tenant, type AuthTenant } from '../tenants/entities/tenant.entity.js';
+import { authTenantColumns, Tenant, type AuthTenant } from '../tenants/entities/tenant.entity.js';
+import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata.js';
 import { API_KEY_PATTERN, apiKeyMatches, KEY_PREFIX_LENGTH, mintApiKey } from './api-key-format.js';
 import { ApiKey } from './entities/api-key.entity.js';
 import { preparedQuery } from '../database/prepared.js';
@@ -68,13 +69,10 @@ export class ApiKeysService {
 
   /** The key and its tenant (as AuthTenant), the entities' columns (from their metadata) under a prefix. */
   private verifySql(): string {
-    const omitted = new Set<string>(AUTH_TENANT_OMITS);
-    const columns = (entity: typeof ApiKey | typeof Tenant, alias: string) =>
-      this.ds
-        .getMetadata(entity)
-        .columns.filter((c) => !omitted.has(c.propertyName))
-        .map((c) => `${alias}.${c.databaseName} AS "${alias}.${c.propertyName}"`);
-    this.sql ??= `SELECT ${[...columns(ApiKey, 'k'), ...columns(Tenant, 't')].join(', ')}
+    if (this.sql) return this.sql;
+    const as = (alias: string) => (c: ColumnMetadata) => `${alias}.${c.databaseName} AS "${alias}.${c.propertyName}"`;
+    const columns = [...this.ds.getMetadata(ApiKey).columns.map(as('k')), ...authTenantColumns(this.ds).map(as('t'))];
+    this.sql = `SELECT ${columns.join(', ')}
       FROM api_keys k JOIN tenants t ON t.id = k.tenant_id WHERE k.key_prefix = $1`;
     return this.sql;
   }

@@ -5,11 +5,6 @@ import type { EntityManager } from 'typeorm';
 import type { EventData, EventName, EventPayload } from './events.js';
 
 /**
- * Records domain events in the outbox, inside the caller's transaction: the event exists if and only
- * if the change that caused it committed. Delivery (webhooks) reads the outbox afterwards.
- */
-/** An event ready to be written: the row's id, its payload and the trace it continues. */
-/**
  * SQL: whether an active webhook of the tenant subscribes to the event (both SQL expressions). The
  * outbox insert uses it to write an event nobody awaits as dispatched already; the dispatcher, to tell
  * which pending events to hand over.
@@ -21,6 +16,7 @@ export const subscribedSql = (tenantId: string, event: string) =>
 export const dispatchedAtSql = (tenantId: string, event: string) =>
   `CASE WHEN ${subscribedSql(tenantId, event)} THEN NULL ELSE now() END`;
 
+/** An event ready to be written: the row's id, its payload and the trace it continues. */
 export interface OutboxRow {
   id: string;
   tenantId: string;
@@ -29,6 +25,10 @@ export interface OutboxRow {
   traceMetadata: string | null;
 }
 
+/**
+ * Records domain events in the outbox, inside the caller's transaction: the event exists if and only
+ * if the change that caused it committed. Delivery (webhooks) reads the outbox afterwards.
+ */
 @Injectable()
 export class EventsService {
   /** The outbox row of an event, for a caller that writes it in the same statement as its change. */

@@ -1,5 +1,5 @@
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { open, type FileHandle } from 'node:fs/promises';
+import { close, closeSync, fstatSync, openSync, read, readSync } from 'node:fs';
+import { promisify } from 'node:util';
 
 /** Random access to the bytes of an archive, so a partial read (S2) never loads the whole file. */
 export interface ByteSource {
@@ -23,6 +23,13 @@ export function bufferSource(buffer: Buffer): ByteSource {
  */
 export const SYNC_READ_MAX_BYTES = 1024 * 1024;
 
+const readAsync = promisify(read);
+const closeAsync = promisify(close);
+
+/**
+ * One descriptor, opened and measured with blocking calls; a file of at most SYNC_READ_MAX_BYTES is
+ * read with blocking calls too, a larger one through the thread pool.
+ */
 export async function fileSource(path: string): Promise<ByteSource> {
   const fd = openSync(path, 'r');
   let size: number;
@@ -32,61 +39,31 @@ export async function fileSource(path: string): Promise<ByteSource> {
     closeSync(fd);
     throw error;
   }
-  if (size <= SYNC_READ_MAX_BYTES) return syncFileSource(fd, size);
-  closeSync(fd);
-  return asyncFileSource(path);
-}
-
-function syncFileSource(fd: number, size: number): ByteSource {
+  const blocking = size <= SYNC_READ_MAX_BYTES;
+  const readAt = blocking
+    ? (buffer: Buffer, at: number, position: number) => readSync(fd, buffer, at, buffer.length - at, position)
+    : (buffer: Buffer, at: number, position: number) =>
+        readAsync(fd, buffer, at, buffer.length - at, position).then((r) => r.bytesRead);
   let closed = false;
   return {
     size,
-    read(offset, length) {
-      try {
-        const buffer = Buffer.alloc(Math.max(0, Math.min(length, size - offset)));
-        let done = 0;
-        while (done < buffer.length) {
-          const bytesRead = readSync(fd, buffer, done, buffer.length - done, offset + done);
-          if (bytesRead === 0) break;
-          done += bytesRead;
-        }
-        return Promise.resolve(done === buffer.length ? buffer : buffer.subarray(0, done));
-      } catch (error) {
-        return Promise.reject(error as Error);
+    async read(offset, length) {
+      const buffer = Buffer.alloc(Math.max(0, Math.min(length, size - offset)));
+      let done = 0;
+      while (done < buffer.length) {
+        const bytesRead = await readAt(buffer, done, offset + done);
+        if (bytesRead === 0) break;
+        done += bytesRead;
       }
+      return done === buffer.length ? buffer : buffer.subarray(0, done);
     },
-    close() {
-      if (!closed) {
-        closed = true;
-        closeSync(fd);
-      }
-      return Promise.resolve();
+    async close() {
+      if (closed) return;
+      closed = true;
+      if (blocking) closeSync(fd);
+      else await closeAsync(fd);
     },
   };
-}
-
-async function asyncFileSource(path: string): Promise<ByteSource> {
-  const handle: FileHandle = await open(path, 'r');
-  try {
-    const { size } = await handle.stat();
-    return {
-      size,
-      async read(offset, length) {
-        const buffer = Buffer.alloc(Math.max(0, Math.min(length, size - offset)));
-        let done = 0;
-        while (done < buffer.length) {
-          const { bytesRead } = await handle.read(buffer, done, buffer.length - done, offset + done);
-          if (bytesRead === 0) break;
-          done += bytesRead;
-        }
-        return done === buffer.length ? buffer : buffer.subarray(0, done);
-      },
-      close: () => handle.close(),
-    };
-  } catch (error) {
-    await handle.close();
-    throw error;
-  }
 }
 
 export async function toSource(input: Buffer | string): Promise<ByteSource> {

@@ -1,4 +1,5 @@
-import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn, type DataSource } from 'typeorm';
+import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata.js';
 
 @Entity({ name: 'tenants' })
 export class Tenant {
@@ -71,3 +72,9 @@ export class Tenant {
  */
 export const AUTH_TENANT_OMITS = ['saml_metadata_xml', 'saml_idp_certificates'] as const;
 export type AuthTenant = Omit<Tenant, (typeof AUTH_TENANT_OMITS)[number]>;
+
+/** The columns of AuthTenant, from the entity's metadata. */
+export function authTenantColumns(ds: DataSource): ColumnMetadata[] {
+  const omitted = new Set<string>(AUTH_TENANT_OMITS);
+  return ds.getMetadata(Tenant).columns.filter((c) => !omitted.has(c.propertyName));
+}
