@@ -1,14 +1,11 @@
-import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import S3rver from 's3rver';
+import { readdirSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readEntries } from '../src/sdf/index.js';
 import { documentDataKey, STORAGE_DRIVER, type StorageDriver } from '../src/storage/storage-driver.js';
-import { startApp, type TestApp } from './helpers/app.js';
+import type { TestApp } from './helpers/app.js';
 import { binary, upload, waitForFinal } from './helpers/documents.js';
 import { buildSdf } from './helpers/sdf-fixtures.js';
+import { storageCases } from './helpers/storages.js';
 import { createTenant, type TenantFixture } from './helpers/tenants.js';
 
 /**
@@ -16,51 +13,7 @@ import { createTenant, type TenantFixture } from './helpers/tenants.js';
  * copy: on the local store and on S3 (a real S3-compatible server on loopback), byte for byte.
  */
 describe('GET /data/:id', () => {
-  const cases: { name: string; start: () => Promise<{ t: TestApp; close: () => Promise<void> }> }[] = [
-    {
-      name: 'local storage',
-      start: async () => {
-        const t = await startApp();
-        return { t, close: () => t.close() };
-      },
-    },
-    {
-      name: 'S3 storage',
-      start: async () => {
-        const dir = mkdtempSync(join(tmpdir(), 'sdf-s3rver-'));
-        const server = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: dir });
-        const { port } = await server.run();
-        const endpoint = `http://127.0.0.1:${port}`;
-        const admin = new S3Client({
-          endpoint,
-          region: 'us-east-1',
-          forcePathStyle: true,
-          credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
-        });
-        await admin.send(new CreateBucketCommand({ Bucket: 'sdf-data' }));
-        admin.destroy();
-        const t = await startApp({
-          env: {
-            STORAGE_DRIVER: 's3',
-            S3_ENDPOINT: endpoint,
-            S3_BUCKET: 'sdf-data',
-            S3_ACCESS_KEY_ID: 'S3RVER',
-            S3_SECRET_ACCESS_KEY: 'S3RVER',
-          },
-        });
-        return {
-          t,
-          close: async () => {
-            await t.close();
-            await server.close();
-            rmSync(dir, { recursive: true, force: true });
-          },
-        };
-      },
-    },
-  ];
-
-  describe.each(cases)('on $name', ({ start }) => {
+  describe.each(storageCases)('on $name', ({ start }) => {
     let t: TestApp;
     let close: () => Promise<void>;
     let tenant: TenantFixture;

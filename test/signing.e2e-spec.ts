@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getQueueToken } from '@nestjs/bullmq';
@@ -9,6 +9,12 @@ import { openArchive } from '../src/sdf/index.js';
 import { buildZip } from '../src/sdf/testing/zip-builder.js';
 import { SignSdfProcessor } from '../src/signing/jobs/sign-sdf.processor.js';
 import type { SignSdfJob } from '../src/signing/jobs/sign-sdf.job.js';
+import {
+  documentKey,
+  STORAGE_DRIVER,
+  StorageNotFoundError,
+  type StorageDriver,
+} from '../src/storage/storage-driver.js';
 import { startApp, type TestApp } from './helpers/app.js';
 import { binary, upload, waitForFinal } from './helpers/documents.js';
 import { distCli, requireBuild, runNode } from './helpers/processes.js';
@@ -300,6 +306,63 @@ describe('signing and verification (F9, S3, S8, S9)', () => {
     expect(
       await processor.process({ id: 'late', data: { tenantId: a.id, documentId: id } } as Job<SignSdfJob>),
     ).toEqual({ skipped: 'gone' });
+  });
+
+  describe('the signed file on local storage', () => {
+    const storage = () => t.app.get<StorageDriver>(STORAGE_DRIVER);
+    const leftovers = () =>
+      existsSync(storage().spoolDir!()) ? readdirSync(storage().spoolDir!()).filter((n) => n.endsWith('.signed')) : [];
+    const runJob = (tenant: TenantFixture, id: string) =>
+      t.app
+        .get(SignSdfProcessor)
+        .process({ id: `direct-${id}`, data: { tenantId: tenant.id, documentId: id } } as Job<SignSdfJob>);
+
+    it('is written by the signing thread and moved into place: the stored file verifies, nothing is left over', async () => {
+      const id = await uploadValid(a);
+      const before = await download(a, id);
+      await signToEnd(a, id);
+      const stored = await download(a, id);
+      expect(stored.length).toBe((await record(a, id)).file_size_bytes);
+      expect(stored.length).toBeGreaterThan(before.length);
+      // Every entry but signature.sig byte for byte as uploaded (F9).
+      const was = await openArchive(before);
+      const now = await openArchive(stored);
+      for (const [name, bytes] of was.files) expect(now.files.get(name)?.equals(bytes)).toBe(true);
+      expect(now.files.has('signature.sig')).toBe(true);
+      expect(leftovers()).toEqual([]);
+    });
+
+    it('a stored file gone while its record stays is a storage fault to retry; the record and the folder stay clean', async () => {
+      const id = await uploadValid(a);
+      unlinkSync(storage().localPath!(documentKey(a.id, id)));
+      await expect(runJob(a, id)).rejects.toBeInstanceOf(StorageNotFoundError);
+      expect(await record(a, id)).toMatchObject({ status: 'valid', is_signed: false });
+      expect(await signedEvents(id)).toHaveLength(0);
+      expect(leftovers()).toEqual([]);
+    });
+
+    it('a delete racing the job never leaves a signed file without its record', async () => {
+      const ids = await Promise.all(Array.from({ length: 8 }, () => uploadValid(a)));
+      const outcomes = await Promise.all(
+        ids.map(async (id, i) => {
+          // Staggered, so the delete lands before, during and after the job's write.
+          const job = runJob(a, id);
+          await new Promise((r) => setTimeout(r, i));
+          const deleted = await t.http().delete(`/delete/${id}`).set('X-API-Key', a.apiKey);
+          expect([204, 404]).toContain(deleted.status);
+          return job;
+        }),
+      );
+      // Gone before the job read it, or found unsignable at the write (the record deleted meanwhile), or signed first.
+      for (const outcome of outcomes) {
+        expect(['gone', 'already-final', 'signed']).toContain('skipped' in outcome ? outcome.skipped : outcome.status);
+      }
+      for (const id of ids) {
+        await t.http().get(`/sdf/${id}`).set('X-API-Key', a.apiKey).expect(404);
+        expect(existsSync(storage().localPath!(documentKey(a.id, id)))).toBe(false);
+      }
+      expect(leftovers()).toEqual([]);
+    });
   });
 
   it('a sign request after a dead-lettered sign job retries it instead of being swallowed by the job id', async () => {

@@ -8,6 +8,7 @@ import { dispatchedAtSql, type OutboxRow } from '../events/events.service.js';
 import { SdfDocument, type DocumentStatus, type SignatureAlgorithmName } from './entities/document.entity.js';
 import type { StoredValidation } from './validation-extensions.js';
 import type { PendingRecord } from './jobs/validate-sdf.job.js';
+import type { SealedSigningKey } from '../signing/entities/signing-key.entity.js';
 
 export interface ListFilter {
   limit: number;
@@ -36,6 +37,8 @@ const LIST_COLUMNS = ['id', 'document_id', 'document_type', 'status', 'is_signed
 const DOCUMENT_COLUMNS = `id, tenant_id, document_id, document_type, schema_id, sdf_version, is_signed, status,
   file_size_bytes, signature_algorithm, storage_key, idempotency_key, validation, validated_at, signing_error,
   created_at, updated_at`;
+
+const DOCUMENT_COLUMNS_OF_D = DOCUMENT_COLUMNS.replace(/(\w+)/g, 'd.$1');
 
 type DocumentRow = Omit<SdfDocument, 'file_size_bytes' | 'meta'> & { file_size_bytes: string | number };
 
@@ -72,6 +75,40 @@ export class DocumentsRepository {
       m,
     );
     return rows[0] ? toDocument(rows[0]) : null;
+  }
+
+  /**
+   * The signing job's one read: the document and, beside it, the tenant's active signing key as stored
+   * (sealed). `key` is null when the tenant has none.
+   */
+  async findWithActiveKey(
+    tenantId: string,
+    id: string,
+  ): Promise<{ doc: SdfDocument; key: SealedSigningKey | null } | null> {
+    const [row] = await preparedQuery<
+      DocumentRow & {
+        key_id: string | null;
+        key_algorithm: SignatureAlgorithmName | null;
+        private_key_enc: string | null;
+      }
+    >(
+      this.ds,
+      'sdf_document_with_active_key',
+      `SELECT ${DOCUMENT_COLUMNS_OF_D}, k.key_id, k.algorithm AS key_algorithm, k.private_key_enc
+         FROM documents d LEFT JOIN signing_keys k ON k.tenant_id = d.tenant_id AND k.is_active
+        WHERE d.tenant_id = $1 AND d.id = $2
+        LIMIT 1`,
+      [tenantId, id],
+    );
+    if (!row) return null;
+    const { key_id, key_algorithm, private_key_enc, ...doc } = row;
+    return {
+      doc: toDocument(doc),
+      key:
+        key_id && key_algorithm && private_key_enc
+          ? { tenant_id: doc.tenant_id, key_id, algorithm: key_algorithm, private_key_enc }
+          : null,
+    };
   }
 
   /** The meta column alone (it is not selected by the other lookups): GET /meta/:id. */
@@ -183,28 +220,20 @@ export class DocumentsRepository {
     return rows[0] ? toDocument(rows[0]) : null;
   }
 
-  /** The row locked for update (so a concurrent delete waits for the caller's commit), or null. */
-  async lockForTenant(m: EntityManager, tenantId: string, id: string): Promise<SdfDocument | null> {
-    const rows = (await m.query(
-      `SELECT ${DOCUMENT_COLUMNS} FROM documents WHERE tenant_id = $1 AND id = $2 FOR UPDATE`,
-      [tenantId, id],
-    )) as DocumentRow[];
-    return rows[0] ? toDocument(rows[0]) : null;
-  }
-
   /**
    * S3/S9: the signing job's write and its document.signed event in one statement, conditional on the
    * document still being `valid` and unsigned, so a repeated or late run changes nothing. Returns the
-   * updated row, or null when there was nothing to settle.
+   * updated row, or null when there was nothing to settle. In the caller's transaction, the row stays
+   * locked until it commits: the caller stores the signed file meanwhile.
    */
   async settleSigning(
     m: EntityManager,
-    locked: SdfDocument,
+    doc: SdfDocument,
     outcome: { signatureAlgorithm: SignatureAlgorithmName; fileSizeBytes: number },
     event: (doc: SdfDocument) => OutboxRow,
   ): Promise<SdfDocument | null> {
     const settled = toDocument({
-      ...locked,
+      ...doc,
       status: 'signed',
       is_signed: true,
       signature_algorithm: outcome.signatureAlgorithm,
@@ -219,7 +248,7 @@ export class DocumentsRepository {
           RETURNING ${DOCUMENT_COLUMNS}
        ), e AS (${OUTBOX_FROM('d', 5)})
        SELECT * FROM d`,
-      [locked.tenant_id, locked.id, outcome.signatureAlgorithm, outcome.fileSizeBytes, ...outboxParams(event(settled))],
+      [doc.tenant_id, doc.id, outcome.signatureAlgorithm, outcome.fileSizeBytes, ...outboxParams(event(settled))],
     )) as DocumentRow[];
     return rows[0] ? toDocument(rows[0]) : null;
   }

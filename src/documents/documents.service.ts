@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { InjectQueue } from '@nestjs/bullmq';
@@ -23,6 +23,7 @@ import {
   documentDataKey,
   documentKey,
   type StorageDriver,
+  temporaryName,
 } from '../storage/storage-driver.js';
 import { DocumentsRepository } from './documents.repository.js';
 import type { ListDocumentsQueryDto } from './dto/list-query.dto.js';
@@ -198,7 +199,7 @@ export class DocumentsService {
       // even a data.json of tens of MB never passes through this process.
       const spool = storage.spoolDir();
       await mkdir(spool, { recursive: true });
-      const temp = join(spool, `${Date.now()}-${randomBytes(8).toString('hex')}.data`);
+      const temp = join(spool, temporaryName('.data'));
       let moved = false;
       try {
         await this.pool.extractData(doc.tenant_id, storage.localPath(doc.storage_key), temp);

@@ -41,7 +41,7 @@ export {
   type SignatureAlgorithm,
 } from './signature/keys.js';
 export { signArchive, type SignOptions } from './signature/sign.js';
-export { createSignThreads, type SignThreads } from './signature/sign-threads.js';
+export { createSignThreads, type SignThreads, type ThreadSignOptions } from './signature/sign-threads.js';
 export { verifyArchive, type KeyLookup, type VerifyResult } from './signature/verify.js';
 export { pack, type PackInput, type PackMetaInput, type PackResult } from './producer/pack.js';
 export { render } from './producer/render.js';

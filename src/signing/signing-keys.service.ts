@@ -7,7 +7,7 @@ import { CryptoBox } from '../common/crypto-box.js';
 import { AppError } from '../common/errors.js';
 import { generateKeyPair, type KeyLookup, type PublicKeyInfo, type SignatureAlgorithm } from '../sdf/index.js';
 import { Tenant } from '../tenants/entities/tenant.entity.js';
-import { SigningKey } from './entities/signing-key.entity.js';
+import { SigningKey, type SealedSigningKey } from './entities/signing-key.entity.js';
 
 /** What the signing job needs: the decrypted private key of the tenant's active key. */
 export interface ActiveSigningKey {
@@ -93,13 +93,18 @@ export class SigningKeysService {
   /** The active key with its private half decrypted, for the signing job only; never logged, never returned by the API. */
   async activeKeyForSigning(tenantId: string, m: EntityManager = this.ds.manager): Promise<ActiveSigningKey> {
     // A plain statement: this runs once per signing job.
-    const [row] = await preparedQuery<Pick<SigningKey, 'tenant_id' | 'key_id' | 'algorithm' | 'private_key_enc'>>(
+    const [row] = await preparedQuery<SealedSigningKey>(
       this.ds,
       'sdf_active_signing_key',
       `SELECT tenant_id, key_id, algorithm, private_key_enc FROM signing_keys WHERE tenant_id = $1 AND is_active LIMIT 1`,
       [tenantId],
       m,
     );
+    return this.unseal(row ?? null);
+  }
+
+  /** The active key read beside other columns (the signing job's one statement), unsealed; none is 409. */
+  unseal(row: SealedSigningKey | null): ActiveSigningKey {
     if (!row) {
       throw AppError.invalidState(
         'The tenant has no active signing key; create one with POST /admin/tenants/:tenantId/signing-keys',

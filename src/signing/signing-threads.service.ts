@@ -1,6 +1,6 @@
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { AppConfig } from '../config/app-config.js';
-import { createSignThreads, type SignOptions, type SignThreads } from '../sdf/index.js';
+import { createSignThreads, type SignThreads, type ThreadSignOptions } from '../sdf/index.js';
 
 /**
  * The signing job's `signArchive()` on threads of this process (SIGN_THREADS), started on first use and
@@ -12,9 +12,17 @@ export class SigningThreadsService implements OnApplicationShutdown {
 
   constructor(@Inject(AppConfig) private readonly config: AppConfig) {}
 
-  sign(archive: Buffer, options: SignOptions): Promise<Buffer> {
-    this.threads ??= createSignThreads(this.config.env.SIGN_THREADS);
-    return this.threads.sign(archive, options);
+  sign(archive: Buffer, options: ThreadSignOptions): Promise<Buffer> {
+    return this.started().sign(archive, options);
+  }
+
+  /** Reads the file at `path` and writes it signed to `output` on the thread (see `SignThreads`). */
+  signToFile(path: string, options: ThreadSignOptions, output: string): Promise<{ size: number }> {
+    return this.started().signToFile(path, options, output);
+  }
+
+  private started(): SignThreads {
+    return (this.threads ??= createSignThreads(this.config.env.SIGN_THREADS));
   }
 
   async onApplicationShutdown(): Promise<void> {

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { createReadStream, statSync } from 'node:fs';
 import { mkdir, open, readFile, rename, rm, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
@@ -13,6 +12,7 @@ import {
   type PutFileOptions,
   type PutOptions,
   type StorageDriver,
+  temporaryName,
 } from './storage-driver.js';
 
 const TMP = '.tmp';
@@ -44,7 +44,7 @@ export class LocalStorageDriver implements StorageDriver {
 
   /** A new private temporary file. */
   private async openTemp(): Promise<{ temp: string; handle: FileHandle }> {
-    const temp = join(this.root, TMP, `${Date.now()}-${randomBytes(8).toString('hex')}.part`);
+    const temp = join(this.root, TMP, temporaryName('.part'));
     return { temp, handle: await createPrivateFile(temp) };
   }
 

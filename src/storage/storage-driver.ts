@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
 
 /** Injection token of the configured driver (S13). */
@@ -68,8 +69,8 @@ export function documentKey(tenantId: string, documentId: string): string {
 }
 
 /**
- * The object key of a valid document's data.json, written by the validation job beside the file, so
- * GET /data/:id streams bytes the pool already judged instead of inflating the archive on the API.
+ * The object key of a judged document's data.json, copied out of the stored file by the pool on the
+ * first GET /data/:id and kept beside it, so later reads stream it without opening the archive.
  */
 export function documentDataKey(tenantId: string, documentId: string): string {
   return `tenants/${tenantId}/documents/${documentId}.data.json`;
@@ -82,4 +83,9 @@ export function assertSafeKey(key: string): void {
   if (!SAFE_KEY.test(key) || key.split('/').some((part) => part === '.' || part === '..')) {
     throw new Error(`unsafe storage key: ${JSON.stringify(key)}`);
   }
+}
+
+/** A temporary file's name, unique to this call: when it was made (for the sweep of stale ones) and 8 random bytes. */
+export function temporaryName(suffix: string): string {
+  return `${Date.now()}-${randomBytes(8).toString('hex')}${suffix}`;
 }

@@ -1,4 +1,4 @@
-import { createPrivateKey, type JsonWebKey, type KeyObject } from 'node:crypto';
+import type { JsonWebKey, KeyObject } from 'node:crypto';
 import { FlattenedSign, flattenedVerify, type JWSHeaderParameters } from 'jose';
 import { canonicalJson } from '../schema/canonical.js';
 import {
@@ -33,10 +33,9 @@ export interface JwsHeader {
  */
 export async function signManifest(
   manifest: SignatureManifest,
-  privateKeyPem: string,
+  privateKey: KeyObject,
   publicJwk: JsonWebKey,
 ): Promise<FlattenedJws> {
-  const privateKey = createPrivateKey(privateKeyPem);
   const algorithm = algorithmOfKey(privateKey);
   if (algorithm !== manifest.algorithm)
     throw new TypeError(`the private key is ${algorithm}, not ${manifest.algorithm}`);

@@ -1,23 +1,86 @@
+import { closeSync, fdatasyncSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { createPrivateKey, type KeyObject } from 'node:crypto';
 import { parentPort } from 'node:worker_threads';
 import { SdfError } from '../errors.js';
 import { signArchive, type SignOptions } from './sign.js';
 
 export interface SignTask {
-  archive: Uint8Array;
-  options: SignOptions;
+  /** The archive's bytes, or the path of the file to read here. */
+  archive: Uint8Array | string;
+  /** The key travels as PEM (`privateKeyPem`); the thread keeps it parsed for the next file. */
+  options: Omit<SignOptions, 'privateKey'>;
+  /**
+   * Where to write the signed archive: a new file (created exclusively, mode 0600, flushed to disk
+   * before it is closed); its size comes back instead of its bytes.
+   */
+  output?: string;
 }
 
-export type SignReply = { signed: Uint8Array } | { error: { message: string; code?: SdfError['code']; file?: string } };
+export type SignReply =
+  { signed: Uint8Array } | { size: number } | { error: { message: string; code?: SdfError['code']; file?: string } };
 
-/** Runs in a signing thread: one archive at a time, the answer (or the error's parts) posted back. */
+/**
+ * Parsed private keys by their PEM, most recently used last: parsing a PEM costs more than a quarter
+ * of signing a 100 KB file, and a service signs many files with each tenant's one active key. Bounded,
+ * so a deployment with many tenants keeps only the keys in use.
+ */
+const KEYS_KEPT = 32;
+const keys = new Map<string, KeyObject>();
+
+function parsedKey(pem: string): KeyObject {
+  let key = keys.get(pem);
+  if (key) keys.delete(pem);
+  else key = createPrivateKey(pem);
+  keys.set(pem, key);
+  if (keys.size > KEYS_KEPT) keys.delete(keys.keys().next().value!);
+  return key;
+}
+
+/** A new file (exclusive create, owner-only mode; its folder made only when missing), flushed before it is closed. */
+function writeSynced(path: string, bytes: Buffer): void {
+  let fd: number;
+  try {
+    fd = openSync(path, 'wx', 0o600);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    mkdirSync(dirname(path), { recursive: true });
+    fd = openSync(path, 'wx', 0o600);
+  }
+  try {
+    writeFileSync(fd, bytes);
+    fdatasyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * One archive at a time. Files are read and written with blocking calls: this thread does nothing
+ * else meanwhile, and a blocking call costs less than a hand-off to the thread pool and back.
+ */
+async function run(task: SignTask): Promise<{ reply: SignReply; transfer: ArrayBuffer[] }> {
+  const { privateKeyPem, ...options } = task.options;
+  const archive =
+    typeof task.archive === 'string'
+      ? readFileSync(task.archive)
+      : Buffer.from(task.archive.buffer, task.archive.byteOffset, task.archive.byteLength);
+  const signed = await signArchive(archive, {
+    ...options,
+    ...(privateKeyPem !== undefined ? { privateKey: parsedKey(privateKeyPem) } : {}),
+  });
+  if (task.output !== undefined) {
+    writeSynced(task.output, signed);
+    return { reply: { size: signed.length }, transfer: [] };
+  }
+  // Handed over without a copy when the bytes own their memory (never a slice of Buffer's shared pool).
+  const own = signed.byteOffset === 0 && signed.byteLength === signed.buffer.byteLength;
+  return { reply: { signed }, transfer: own ? [signed.buffer as ArrayBuffer] : [] };
+}
+
 parentPort!.on('message', (task: SignTask) => {
-  const archive = Buffer.from(task.archive.buffer, task.archive.byteOffset, task.archive.byteLength);
-  signArchive(archive, task.options).then(
-    (signed) => {
-      // Handed over without a copy when the bytes own their memory (never a slice of Buffer's shared pool).
-      const own = signed.byteOffset === 0 && signed.byteLength === signed.buffer.byteLength;
-      parentPort!.postMessage({ signed } satisfies SignReply, own ? [signed.buffer as ArrayBuffer] : []);
-    },
+  run(task).then(
+    ({ reply, transfer }) => parentPort!.postMessage(reply, transfer),
     (err: unknown) => {
       const error =
         err instanceof SdfError

@@ -1,3 +1,6 @@
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SdfError } from '../errors.js';
 import { buildSdf } from '../testing/build-sdf.js';
@@ -41,6 +44,49 @@ describe('signing threads', () => {
     );
     const archive = await threads.sign(buildSdf(), { privateKeyPem: ec.privateKeyPem });
     expect(archive.length).toBeGreaterThan(0);
+  });
+
+  it('reads the file at a path and writes the signed one to a new, private, complete file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sdf-sign-threads-'));
+    try {
+      const archive = buildSdf();
+      const input = join(dir, 'in.sdf');
+      writeFileSync(input, archive);
+      const options = { privateKeyPem: rsa.privateKeyPem, keyId: rsa.keyId, signedAt };
+      const expected = await signArchive(archive, options);
+      // The output's folder does not exist yet: the thread makes it.
+      const output = join(dir, 'spool', 'out.signed');
+      expect(await threads.signToFile(input, options, output)).toEqual({ size: expected.length });
+      expect(readFileSync(output).equals(expected)).toBe(true);
+      expect(statSync(output).mode & 0o777).toBe(0o600);
+      // From bytes too, and the same bytes from a path.
+      expect((await threads.sign(input, options)).equals(expected)).toBe(true);
+
+      // Never over an existing file, and a missing input is an error, not an empty signature.
+      await expect(threads.signToFile(input, options, output)).rejects.toThrow(/EEXIST/);
+      await expect(threads.signToFile(join(dir, 'gone.sdf'), options, join(dir, 'x'))).rejects.toThrow(/ENOENT/);
+      expect(() => statSync(join(dir, 'x'))).toThrow();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('keeps each key parsed, and signs with every key it is given, not the last one it parsed', async () => {
+    const keys = Array.from({ length: 3 }, () => generateKeyPair('ECDSA-P256'));
+    const lookup = (kid: string) => {
+      const key = keys.find((k) => k.keyId === kid);
+      return key ? { publicKey: key.publicKeyPem } : undefined;
+    };
+    for (let round = 0; round < 2; round++) {
+      for (const key of keys) {
+        const signed = await threads.sign(buildSdf(), { privateKeyPem: key.privateKeyPem, keyId: key.keyId });
+        expect(await verifyArchive(signed, { keyLookup: lookup })).toMatchObject({
+          valid: true,
+          trusted: true,
+          key_id: key.keyId,
+        });
+      }
+    }
   });
 
   it('refuses work once destroyed', async () => {

@@ -13,13 +13,26 @@ import type { SignReply, SignTask } from './sign-thread.js';
  * stay in the process that holds them anyway (never in the processes that read hostile files).
  */
 export interface SignThreads {
-  sign(archive: Buffer, options: SignOptions): Promise<Buffer>;
+  /**
+   * The signed archive's bytes. `archive` is the file's bytes or its path (read by the thread). The key
+   * goes as `privateKeyPem`; each thread keeps the keys it parsed, so a key is parsed once per thread.
+   */
+  sign(archive: Buffer | string, options: ThreadSignOptions): Promise<Buffer>;
+  /**
+   * Signs into a new file at `output` (created exclusively, mode 0600, flushed to disk before it is
+   * closed) and answers its size: neither the file nor the signed bytes pass through this thread.
+   */
+  signToFile(archive: Buffer | string, options: ThreadSignOptions, output: string): Promise<{ size: number }>;
   destroy(): Promise<void>;
 }
 
+export type ThreadSignOptions = Omit<SignOptions, 'privateKey'> & { privateKeyPem: string };
+
+type Answer = Buffer | { size: number };
+
 interface Task {
   message: SignTask;
-  resolve(signed: Buffer): void;
+  resolve(answer: Answer): void;
   reject(error: Error): void;
 }
 
@@ -57,6 +70,7 @@ export function createSignThreads(threads = Math.max(1, Math.min(4, availablePar
       thread.task = null;
       if (task) {
         if ('error' in reply) task.reject(errorOf(reply.error));
+        else if ('size' in reply) task.resolve({ size: reply.size });
         else task.resolve(Buffer.from(reply.signed.buffer, reply.signed.byteOffset, reply.signed.byteLength));
       }
       idle.push(thread);
@@ -85,14 +99,17 @@ export function createSignThreads(threads = Math.max(1, Math.min(4, availablePar
     }
   }
 
+  function submit(message: SignTask): Promise<Answer> {
+    if (destroyed) return Promise.reject(new Error('the signing threads are closed'));
+    return new Promise<Answer>((resolve, reject) => {
+      queue.push({ message, resolve, reject });
+      pump();
+    });
+  }
+
   return {
-    sign(archive, options) {
-      if (destroyed) return Promise.reject(new Error('the signing threads are closed'));
-      return new Promise<Buffer>((resolve, reject) => {
-        queue.push({ message: { archive, options }, resolve, reject });
-        pump();
-      });
-    },
+    sign: (archive, options) => submit({ archive, options }) as Promise<Buffer>,
+    signToFile: (archive, options, output) => submit({ archive, options, output }) as Promise<{ size: number }>,
     async destroy() {
       destroyed = true;
       for (const task of queue.splice(0)) task.reject(new Error('the signing threads are closed'));

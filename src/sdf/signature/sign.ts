@@ -1,4 +1,4 @@
-import { createPrivateKey, createPublicKey } from 'node:crypto';
+import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
 import { SdfError } from '../errors.js';
 import type { Limits } from '../limits.js';
 import { parseMeta } from '../rules/meta.js';
@@ -10,7 +10,10 @@ import { manifestEntries, type SignatureManifest } from './manifest.js';
 import { replaceEntryVerbatim } from './raw-zip.js';
 
 export interface SignOptions {
-  privateKeyPem: string;
+  /** The private key as PEM (PKCS#8 or SEC1/PKCS#1), parsed for this call. */
+  privateKeyPem?: string;
+  /** Or the key already parsed, for a caller signing many files with one key; wins over the PEM. */
+  privateKey?: KeyObject;
   /** Defaults to the algorithm of the key; a mismatch is refused. */
   algorithm?: SignatureAlgorithm;
   /** Defaults to the RFC 7638 thumbprint of the public key. */
@@ -20,12 +23,21 @@ export interface SignOptions {
   limits?: Partial<Limits>;
 }
 
+function privateKeyOf(options: SignOptions): KeyObject {
+  if (options.privateKey) {
+    if (options.privateKey.type !== 'private') throw new TypeError('privateKey is not a private key');
+    return options.privateKey;
+  }
+  if (options.privateKeyPem === undefined) throw new TypeError('signArchive needs privateKeyPem or privateKey');
+  return createPrivateKey(options.privateKeyPem);
+}
+
 /**
  * F9: adds signature.sig (or replaces an existing one) and changes no other entry. The archive must
  * open within the F2 limits and carry a valid meta.json, whose document_id the manifest binds.
  */
 export async function signArchive(archive: Buffer, options: SignOptions): Promise<Buffer> {
-  const privateKey = createPrivateKey(options.privateKeyPem);
+  const privateKey = privateKeyOf(options);
   const keyAlgorithm = algorithmOfKey(privateKey);
   if (options.algorithm && options.algorithm !== keyAlgorithm) {
     throw new SdfError('SDF_ERROR_INVALID_SIGNATURE', `the private key is ${keyAlgorithm}, not ${options.algorithm}`);
@@ -45,7 +57,7 @@ export async function signArchive(archive: Buffer, options: SignOptions): Promis
     signed_at: signedAt,
     entries: manifestEntries(names, (name) => opened.files.get(name) ?? Buffer.alloc(0)),
   };
-  const jws = await signManifest(manifest, options.privateKeyPem, publicKeyToJwk(publicKey, keyId));
+  const jws = await signManifest(manifest, privateKey, publicKeyToJwk(publicKey, keyId));
   const content = Buffer.from(JSON.stringify(jws), 'utf8');
   const when = new Date(signedAt);
   return replaceEntryVerbatim(

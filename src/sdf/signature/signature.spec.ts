@@ -1,3 +1,4 @@
+import { createPrivateKey, createPublicKey } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { openArchive } from '../zip/archive.js';
 import { buildZip } from '../testing/zip-builder.js';
@@ -26,6 +27,19 @@ async function rewrite(archive: Buffer, change: (files: Map<string, Buffer>) => 
 }
 
 describe('signatures (F9)', () => {
+  it('signs with a parsed key exactly as with its PEM; refuses a public key and no key at all', async () => {
+    const sdf = buildSdf();
+    const options = { keyId: rsa.keyId, signedAt: '2026-03-15T13:30:00.000Z' };
+    // RS256 is deterministic: the same bytes prove the same key, header and manifest.
+    const fromPem = await signArchive(sdf, { ...options, privateKeyPem: rsa.privateKeyPem });
+    const fromKey = await signArchive(sdf, { ...options, privateKey: createPrivateKey(rsa.privateKeyPem) });
+    expect(fromKey.equals(fromPem)).toBe(true);
+    await expect(signArchive(sdf, { ...options, privateKey: createPublicKey(rsa.publicKeyPem) })).rejects.toThrow(
+      /not a private key/,
+    );
+    await expect(signArchive(sdf, options)).rejects.toThrow(/privateKeyPem or privateKey/);
+  });
+
   it.each<[SignatureAlgorithm, typeof ec]>([
     ['ECDSA-P256', ec],
     ['RSA-2048', rsa],

@@ -32,3 +32,6 @@ export class SigningKey {
   @CreateDateColumn({ type: 'timestamptz' })
   created_at: Date;
 }
+
+/** The columns the signing job reads of the active key: the private half still sealed. */
+export type SealedSigningKey = Pick<SigningKey, 'tenant_id' | 'key_id' | 'algorithm' | 'private_key_enc'>;

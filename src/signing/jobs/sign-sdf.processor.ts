@@ -1,3 +1,5 @@
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
 import { Inject, Logger, Optional } from '@nestjs/common';
@@ -14,11 +16,11 @@ import type { SdfDocument } from '../../documents/entities/document.entity.js';
 import { ValidationPoolService } from '../../documents/validation-pool.service.js';
 import { EventsService } from '../../events/events.service.js';
 import { QueueName } from '../../queue/queues.js';
-import { STORAGE_DRIVER, type StorageDriver } from '../../storage/storage-driver.js';
-import { SigningKeysService } from '../signing-keys.service.js';
+import { STORAGE_DRIVER, temporaryName, type StorageDriver } from '../../storage/storage-driver.js';
+import { SigningKeysService, type ActiveSigningKey } from '../signing-keys.service.js';
 import { SigningThreadsService } from '../signing-threads.service.js';
 import type { SignSdfJob } from './sign-sdf.job.js';
-import { loadStoredFileForJob } from '../../documents/jobs/stored-file.js';
+import { loadStoredFileForJob, missingAfterFailure } from '../../documents/jobs/stored-file.js';
 
 export type SignSdfOutcome = { status: 'signed'; key_id: string } | { skipped: 'gone' | 'already-final' };
 
@@ -119,52 +121,49 @@ export class SignSdfProcessor extends WorkerHost {
 
   async process(job: Job<SignSdfJob>): Promise<SignSdfOutcome> {
     const { tenantId, documentId } = job.data;
-    const doc = await this.documents.findForTenant(tenantId, documentId);
-    if (!doc) return { skipped: 'gone' };
+    // One statement: the document and, beside it, the tenant's active key (sealed).
+    const found = await this.documents.findWithActiveKey(tenantId, documentId);
+    if (!found) return { skipped: 'gone' };
+    const { doc } = found;
     if (!signable(doc)) return { skipped: 'already-final' };
-
-    const file = await loadStoredFileForJob(this.storage, this.documents, doc);
-    if (!file) return { skipped: 'gone' };
+    const key = this.keys.unseal(found.key);
 
     // The CPU work happens before the row is locked (and on a signing thread, not the event loop), so
     // the lock is held only for the write and commit.
-    const key = await this.keys.activeKeyForSigning(tenantId);
-    const signed = await this.threads.sign(file, {
-      privateKeyPem: key.privateKeyPem,
-      algorithm: key.algorithm,
-      keyId: key.keyId,
-      limits: this.pool.limits,
-    });
+    const signed = await this.signStored(doc, key);
+    if (!signed) return { skipped: 'gone' };
 
-    let grown = 0;
-    const settled = await this.ds.transaction(async (m) => {
-      // The row lock makes a concurrent delete wait for this commit (and then remove the signed file
-      // with the record), so an overwrite never lands after a delete and leaves an orphan behind.
-      const locked = await this.documents.lockForTenant(m, tenantId, documentId);
-      if (!locked || !signable(locked)) return null;
-      // S13: atomic replace under the same key. Should the commit below fail, the stored file is
-      // signed while the record still says valid; the retry signs it again (signArchive replaces
-      // signature.sig) and settles the record.
-      await this.storage.put(locked.storage_key, Readable.from([signed]));
-      // S10 signing event form: data carries the algorithm (and the key it was made with).
-      const updated = await this.documents.settleSigning(
-        m,
-        locked,
-        { signatureAlgorithm: key.algorithm, fileSizeBytes: signed.length },
-        (doc) =>
-          this.events.build(tenantId, 'document.signed', {
-            ...eventData(doc),
-            algorithm: key.algorithm,
-            key_id: key.keyId,
-          }),
-      );
-      if (!updated) return null;
-      grown = signed.length - locked.file_size_bytes;
-      return updated;
-    });
+    let settled: SdfDocument | null;
+    try {
+      settled = await this.ds.transaction(async (m) => {
+        // S3/S9: the conditional UPDATE (with its event) takes the row lock, so a concurrent delete waits
+        // for this commit and then removes the signed file with the record: an overwrite never lands
+        // after a delete and leaves an orphan behind. A valid, unsigned record does not change until it
+        // is signed, so the event is built from the row read above.
+        const updated = await this.documents.settleSigning(
+          m,
+          doc,
+          { signatureAlgorithm: key.algorithm, fileSizeBytes: signed.size },
+          (settledDoc) =>
+            this.events.build(tenantId, 'document.signed', {
+              ...eventData(settledDoc),
+              algorithm: key.algorithm,
+              key_id: key.keyId,
+            }),
+        );
+        if (!updated) return null;
+        // S13: atomic replace under the same key, while the row is locked; a failed write rolls the
+        // update back. Should the commit fail after it, the stored file is signed while the record still
+        // says valid; the retry signs it again (signArchive replaces signature.sig) and settles the record.
+        await signed.store(doc.storage_key);
+        return updated;
+      });
+    } finally {
+      await signed.discard();
+    }
     if (!settled) return { skipped: 'already-final' };
     // M3: the signed file replaced the stored one; bytes stored now follow the committed size.
-    await this.meter?.adjustStorage(tenantId, grown);
+    await this.meter?.adjustStorage(tenantId, signed.size - doc.file_size_bytes);
     this.logger.log({
       msg: 'signed',
       tenant_id: tenantId,
@@ -175,4 +174,52 @@ export class SignSdfProcessor extends WorkerHost {
     });
     return { status: 'signed', key_id: key.keyId };
   }
+
+  /**
+   * The stored file signed, ready to be stored over the original; null when the document is gone. On
+   * this machine's disk the signing thread reads the file and writes the signed one (flushed) into the
+   * store's temporary folder, to be moved into place: neither passes through the event loop. Otherwise
+   * the bytes are fetched, signed on a thread and written back.
+   */
+  private async signStored(doc: SdfDocument, key: ActiveSigningKey): Promise<SignedFile | null> {
+    const options = { ...key, limits: this.pool.limits };
+    const storage = this.storage;
+    if (storage.localPath && storage.spoolDir) {
+      // The signing thread makes the folder when it is missing.
+      const temp = join(storage.spoolDir(), temporaryName('.signed'));
+      let moved = false;
+      let size: number;
+      try {
+        ({ size } = await this.threads.signToFile(storage.localPath(doc.storage_key), options, temp));
+      } catch (err) {
+        await rm(temp, { force: true });
+        if ((await missingAfterFailure(storage, this.documents, doc)) === 'gone') return null;
+        throw err;
+      }
+      return {
+        size,
+        store: async (storageKey) => void ({ moved } = await storage.putFile(storageKey, temp, { synced: true })),
+        discard: async () => {
+          if (!moved) await rm(temp, { force: true });
+        },
+      };
+    }
+    const file = await loadStoredFileForJob(storage, this.documents, doc);
+    if (!file) return null;
+    const bytes = await this.threads.sign(file, options);
+    return {
+      size: bytes.length,
+      store: async (storageKey) => void (await storage.put(storageKey, Readable.from([bytes]))),
+      discard: async () => undefined,
+    };
+  }
+}
+
+/** A signed archive waiting to replace the stored one. */
+interface SignedFile {
+  size: number;
+  /** Puts it under the storage key (atomic, S13). */
+  store(storageKey: string): Promise<void>;
+  /** Removes what is left of it once stored or abandoned. */
+  discard(): Promise<void>;
 }
