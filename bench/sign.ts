@@ -2,15 +2,17 @@
  * Signing jobs per second beside `signArchive()` of the same file in a loop, in the same run.
  *
  * The service figure: BENCH_SIGNS valid documents are asked to be signed (POST /sign/:id each, by 32
- * clients), and the clock runs until PostgreSQL shows every one `signed`. The service runs as one
- * process of its own (PROCESS_ROLE all), so the clients and the polling stay off its event loop. The
- * baseline: `signArchive()` with the same key type, BENCH_SIGNS times, one after the other, here: with
- * the key as PEM (as `sdf sign` signs a file), and with the key parsed once.
+ * clients), and the clock runs until PostgreSQL shows every one `signed`. The service runs in processes
+ * of its own, so the clients and the polling are not on its event loop: first one process doing API
+ * and jobs (PROCESS_ROLE all), then an `api` and a `worker` process side by side. The baseline, measured
+ * right before each (after a warm-up): `signArchive()` with the same key type, BENCH_SIGNS times, one
+ * after the other, here: with the key as PEM (as `sdf sign` signs a file), and with the key parsed once.
  *
  *   npm run bench:sign        (BENCH_SIGNS, default 200)
  *
  * Needs the local PostgreSQL and Redis; makes and drops its own database.
  */
+import type { ChildProcess } from 'node:child_process';
 import { createPrivateKey, type KeyObject } from 'node:crypto';
 import type pg from 'pg';
 import { DEFAULT_LIMITS, generateKeyPair, signArchive } from '../src/sdf/index.js';
@@ -23,6 +25,7 @@ import {
   run,
   startProcess,
   stopProcesses,
+  type BenchSetup,
 } from './harness.js';
 
 const SIGNS = Number(process.env.BENCH_SIGNS ?? 200);
@@ -39,13 +42,31 @@ async function waitFor(db: pg.Client, tenantId: string, status: string, count: n
   }
 }
 
-async function main(): Promise<void> {
-  const setup = await benchSetup();
+/** signArchive() of `archive` SIGNS times in a row, after a warm-up: signatures/s, key as PEM and parsed once. */
+async function baseline(archive: Buffer): Promise<{ pem: number; parsed: number }> {
+  const pair = generateKeyPair('ECDSA-P256', 'bench');
+  const loop = async (key: { privateKeyPem: string } | { privateKey: KeyObject }, n: number): Promise<number> => {
+    const t0 = performance.now();
+    for (let i = 0; i < n; i++) {
+      await signArchive(archive, { ...key, algorithm: 'ECDSA-P256', keyId: 'bench', limits: DEFAULT_LIMITS });
+    }
+    return (n / (performance.now() - t0)) * 1000;
+  };
+  const privateKey = createPrivateKey(pair.privateKeyPem);
+  await loop({ privateKeyPem: pair.privateKeyPem }, 50);
+  await loop({ privateKey }, 50);
+  return { pem: await loop({ privateKeyPem: pair.privateKeyPem }, SIGNS), parsed: await loop({ privateKey }, SIGNS) };
+}
+
+async function measure(label: string, setup: BenchSetup, roles: ('all' | 'api' | 'worker')[]): Promise<void> {
   const { db } = setup;
-  const service = await startProcess('all', { ...setup.env, DATABASE_RUN_MIGRATIONS: 'false' });
-  const url = service.url!;
+  const env = { ...setup.env, DATABASE_RUN_MIGRATIONS: 'false' };
+  const started: { child: ChildProcess; url?: string }[] = [];
+  for (const role of roles) started.push(await startProcess(role, env));
+  const children = started.map((s) => s.child);
+  const url = started.find((s) => s.url)!.url!;
   try {
-    const tenant = await benchTenant(url, setup.config, 'Sign');
+    const tenant = await benchTenant(url, setup.config, roles.length === 1 ? 'Sign' : 'SignSplit');
     const auth = { 'X-API-Key': tenant.key };
     const archive = await benchArchive();
 
@@ -60,21 +81,10 @@ async function main(): Promise<void> {
     }
     await waitFor(db, tenant.id, 'valid', SIGNS);
 
-    // Baseline: the format core's signing of the same file, ECDSA-P256 as the tenant's key, as `sdf sign`
-    // does it (the key given as PEM); and, beside it, with the key parsed once (as the service's signing
-    // threads keep it).
-    const pair = generateKeyPair('ECDSA-P256', 'bench');
-    const loop = async (key: { privateKeyPem: string } | { privateKey: KeyObject }): Promise<number> => {
-      const t0 = performance.now();
-      for (let i = 0; i < SIGNS; i++) {
-        await signArchive(archive, { ...key, algorithm: 'ECDSA-P256', keyId: 'bench', limits: DEFAULT_LIMITS });
-      }
-      return (SIGNS / (performance.now() - t0)) * 1000;
-    };
-    const baseRate = await loop({ privateKeyPem: pair.privateKeyPem });
-    const parsedRate = await loop({ privateKey: createPrivateKey(pair.privateKeyPem) });
+    const base = await baseline(archive);
 
-    const cpuBefore = cpuByGroup({ service: service.child.pid });
+    const pids = Object.fromEntries(roles.map((role, i) => [role === 'all' ? 'service' : role, children[i]!.pid]));
+    const cpuBefore = cpuByGroup(pids);
     const t1 = performance.now();
     let next = 0;
     await Promise.all(
@@ -89,17 +99,27 @@ async function main(): Promise<void> {
     const accepted = performance.now() - t1;
     await waitFor(db, tenant.id, 'signed', SIGNS);
     const serviceRate = (SIGNS / (performance.now() - t1)) * 1000;
-    const cpu = cpuPer(cpuBefore, cpuByGroup({ service: service.child.pid }), SIGNS);
-    console.log(`file: ${archive.length} bytes; ${SIGNS} signatures (ECDSA-P256)`);
-    console.log(`signArchive() in a loop: ${baseRate.toFixed(1)}/s (key parsed once: ${parsedRate.toFixed(1)}/s)`);
+    const cpu = cpuPer(cpuBefore, cpuByGroup(pids), SIGNS);
+    console.log(`\n${label}`);
+    console.log(`signArchive() in a loop: ${base.pem.toFixed(1)}/s (key parsed once: ${base.parsed.toFixed(1)}/s)`);
     console.log(`signing jobs (POST /sign/:id to signed): ${serviceRate.toFixed(1)}/s`);
     console.log(
-      `ratio: ${(serviceRate / baseRate).toFixed(2)} (to the key parsed once: ${(serviceRate / parsedRate).toFixed(2)}; ` +
+      `ratio: ${(serviceRate / base.pem).toFixed(2)} (to the key parsed once: ${(serviceRate / base.parsed).toFixed(2)}; ` +
         `every 202 answered after ${accepted.toFixed(0)} ms)`,
     );
     console.log(`CPU per signature (ms): ${cpu.map(([g, ms]) => `${g} ${ms.toFixed(2)}`).join(', ')}`);
   } finally {
-    await stopProcesses([service.child]);
+    await stopProcesses(children);
+  }
+}
+
+async function main(): Promise<void> {
+  const setup = await benchSetup();
+  try {
+    console.log(`file: ~100 KB; ${SIGNS} signatures (ECDSA-P256) per layout, ${CLIENTS} clients`);
+    await measure('one process (PROCESS_ROLE all)', setup, ['all']);
+    await measure('api and worker processes', setup, ['api', 'worker']);
+  } finally {
     await setup.cleanup();
   }
 }

@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { AuditRecord } from '../audit/audit.service.js';
 import type { KeysetPosition } from '../common/cursor.js';
-import { preparedQuery } from '../database/prepared.js';
+import { preparedQuery, type PreparedRunner } from '../database/prepared.js';
 import { dispatchedAtSql, type OutboxRow } from '../events/events.service.js';
 import { SdfDocument, type DocumentStatus, type SignatureAlgorithmName } from './entities/document.entity.js';
 import type { StoredValidation } from './validation-extensions.js';
@@ -223,11 +223,12 @@ export class DocumentsRepository {
   /**
    * S3/S9: the signing job's write and its document.signed event in one statement, conditional on the
    * document still being `valid` and unsigned, so a repeated or late run changes nothing. Returns the
-   * updated row, or null when there was nothing to settle. In the caller's transaction, the row stays
-   * locked until it commits: the caller stores the signed file meanwhile.
+   * updated row, or null when there was nothing to settle. In the caller's transaction (a
+   * `preparedTransaction`), the row stays locked until it commits: the caller stores the signed file
+   * meanwhile.
    */
   async settleSigning(
-    m: EntityManager,
+    query: PreparedRunner,
     doc: SdfDocument,
     outcome: { signatureAlgorithm: SignatureAlgorithmName; fileSizeBytes: number },
     event: (doc: SdfDocument) => OutboxRow,
@@ -239,7 +240,8 @@ export class DocumentsRepository {
       signature_algorithm: outcome.signatureAlgorithm,
       file_size_bytes: outcome.fileSizeBytes,
     });
-    const rows = (await m.query(
+    const rows = await query<DocumentRow>(
+      'sdf_document_settle_signing',
       `WITH d AS (
          UPDATE documents
             SET status = 'signed', is_signed = true, signature_algorithm = $3, file_size_bytes = $4,
@@ -249,7 +251,7 @@ export class DocumentsRepository {
        ), e AS (${OUTBOX_FROM('d', 5)})
        SELECT * FROM d`,
       [doc.tenant_id, doc.id, outcome.signatureAlgorithm, outcome.fileSizeBytes, ...outboxParams(event(settled))],
-    )) as DocumentRow[];
+    );
     return rows[0] ? toDocument(rows[0]) : null;
   }
 

@@ -15,6 +15,7 @@ import { eventData } from '../../documents/documents.service.js';
 import type { SdfDocument } from '../../documents/entities/document.entity.js';
 import { ValidationPoolService } from '../../documents/validation-pool.service.js';
 import { EventsService } from '../../events/events.service.js';
+import { preparedTransaction } from '../../database/prepared.js';
 import { QueueName } from '../../queue/queues.js';
 import { STORAGE_DRIVER, temporaryName, type StorageDriver } from '../../storage/storage-driver.js';
 import { SigningKeysService, type ActiveSigningKey } from '../signing-keys.service.js';
@@ -135,13 +136,13 @@ export class SignSdfProcessor extends WorkerHost {
 
     let settled: SdfDocument | null;
     try {
-      settled = await this.ds.transaction(async (m) => {
+      settled = await preparedTransaction(this.ds, async (query) => {
         // S3/S9: the conditional UPDATE (with its event) takes the row lock, so a concurrent delete waits
         // for this commit and then removes the signed file with the record: an overwrite never lands
         // after a delete and leaves an orphan behind. A valid, unsigned record does not change until it
         // is signed, so the event is built from the row read above.
         const updated = await this.documents.settleSigning(
-          m,
+          query,
           doc,
           { signatureAlgorithm: key.algorithm, fileSizeBytes: signed.size },
           (settledDoc) =>
