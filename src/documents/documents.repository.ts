@@ -38,8 +38,6 @@ const DOCUMENT_COLUMNS = `id, tenant_id, document_id, document_type, schema_id, 
   file_size_bytes, signature_algorithm, storage_key, idempotency_key, validation, validated_at, signing_error,
   created_at, updated_at`;
 
-const DOCUMENT_COLUMNS_OF_D = DOCUMENT_COLUMNS.replace(/(\w+)/g, 'd.$1');
-
 type DocumentRow = Omit<SdfDocument, 'file_size_bytes' | 'meta'> & { file_size_bytes: string | number };
 
 /** A row as the entity has it: bigint sizes come back from pg as strings (far below 2^53). */
@@ -56,6 +54,20 @@ const outboxParams = (e: OutboxRow) => [e.id, e.event, JSON.stringify(e.payload)
 
 /** A pending record as a validation settles it: what its event is built from. */
 export type SettledRecord = PendingRecord & Pick<SdfDocument, 'status' | 'is_signed' | 'signature_algorithm'>;
+
+/** What the signing job reads of a document: enough to sign its file, settle it and describe the event. */
+export type SigningRecord = Pick<
+  SdfDocument,
+  | 'id'
+  | 'tenant_id'
+  | 'document_id'
+  | 'document_type'
+  | 'schema_id'
+  | 'status'
+  | 'is_signed'
+  | 'storage_key'
+  | 'file_size_bytes'
+>;
 
 /** Every document query takes the tenant (S5); the one exception is named for the sweeper that needs it. */
 @Injectable()
@@ -84,9 +96,10 @@ export class DocumentsRepository {
   async findWithActiveKey(
     tenantId: string,
     id: string,
-  ): Promise<{ doc: SdfDocument; key: SealedSigningKey | null } | null> {
+  ): Promise<{ doc: SigningRecord; key: SealedSigningKey | null } | null> {
     const [row] = await preparedQuery<
-      DocumentRow & {
+      Omit<SigningRecord, 'file_size_bytes'> & {
+        file_size_bytes: string;
         key_id: string | null;
         key_algorithm: SignatureAlgorithmName | null;
         private_key_enc: string | null;
@@ -94,7 +107,8 @@ export class DocumentsRepository {
     >(
       this.ds,
       'sdf_document_with_active_key',
-      `SELECT ${DOCUMENT_COLUMNS_OF_D}, k.key_id, k.algorithm AS key_algorithm, k.private_key_enc
+      `SELECT d.id, d.tenant_id, d.document_id, d.document_type, d.schema_id, d.status, d.is_signed, d.storage_key,
+              d.file_size_bytes, k.key_id, k.algorithm AS key_algorithm, k.private_key_enc
          FROM documents d LEFT JOIN signing_keys k ON k.tenant_id = d.tenant_id AND k.is_active
         WHERE d.tenant_id = $1 AND d.id = $2
         LIMIT 1`,
@@ -103,7 +117,7 @@ export class DocumentsRepository {
     if (!row) return null;
     const { key_id, key_algorithm, private_key_enc, ...doc } = row;
     return {
-      doc: toDocument(doc),
+      doc: { ...doc, file_size_bytes: Number(doc.file_size_bytes) },
       key:
         key_id && key_algorithm && private_key_enc
           ? { tenant_id: doc.tenant_id, key_id, algorithm: key_algorithm, private_key_enc }
@@ -222,37 +236,36 @@ export class DocumentsRepository {
 
   /**
    * S3/S9: the signing job's write and its document.signed event in one statement, conditional on the
-   * document still being `valid` and unsigned, so a repeated or late run changes nothing. Returns the
-   * updated row, or null when there was nothing to settle. In the caller's transaction (a
+   * document still being `valid` and unsigned, so a repeated or late run changes nothing. Returns
+   * whether it settled (false: nothing to settle). In the caller's transaction (a
    * `preparedTransaction`), the row stays locked until it commits: the caller stores the signed file
    * meanwhile.
    */
   async settleSigning(
     query: PreparedRunner,
-    doc: SdfDocument,
+    doc: SigningRecord,
     outcome: { signatureAlgorithm: SignatureAlgorithmName; fileSizeBytes: number },
-    event: (doc: SdfDocument) => OutboxRow,
-  ): Promise<SdfDocument | null> {
-    const settled = toDocument({
+    event: (doc: SigningRecord) => OutboxRow,
+  ): Promise<boolean> {
+    const settled: SigningRecord = {
       ...doc,
       status: 'signed',
       is_signed: true,
-      signature_algorithm: outcome.signatureAlgorithm,
       file_size_bytes: outcome.fileSizeBytes,
-    });
-    const rows = await query<DocumentRow>(
+    };
+    const rows = await query(
       'sdf_document_settle_signing',
       `WITH d AS (
          UPDATE documents
             SET status = 'signed', is_signed = true, signature_algorithm = $3, file_size_bytes = $4,
                 signing_error = NULL, updated_at = now()
           WHERE tenant_id = $1 AND id = $2 AND status = 'valid' AND NOT is_signed
-          RETURNING ${DOCUMENT_COLUMNS}
+          RETURNING id, tenant_id
        ), e AS (${OUTBOX_FROM('d', 5)})
-       SELECT * FROM d`,
+       SELECT id FROM d`,
       [doc.tenant_id, doc.id, outcome.signatureAlgorithm, outcome.fileSizeBytes, ...outboxParams(event(settled))],
     );
-    return rows[0] ? toDocument(rows[0]) : null;
+    return rows.length > 0;
   }
 
   /** Deletes and returns the row (locked first, so a concurrent delete answers 404, not a second event). */

@@ -10,7 +10,7 @@ import { AuditService } from '../../audit/audit.service.js';
 import { UsageMeter } from '../../billing/usage-meter.service.js';
 import { AppError } from '../../common/errors.js';
 import type { AppConfig } from '../../config/app-config.js';
-import { DocumentsRepository } from '../../documents/documents.repository.js';
+import { DocumentsRepository, type SigningRecord } from '../../documents/documents.repository.js';
 import { eventData } from '../../documents/documents.service.js';
 import type { SdfDocument } from '../../documents/entities/document.entity.js';
 import { ValidationPoolService } from '../../documents/validation-pool.service.js';
@@ -39,7 +39,7 @@ export function configureSignWorker(config: AppConfig): void {
 }
 
 /** S3: only a valid document that carries no signature yet is signed; anything else is final for this job. */
-function signable(doc: SdfDocument): boolean {
+function signable(doc: Pick<SdfDocument, 'status' | 'is_signed'>): boolean {
   return doc.status === 'valid' && !doc.is_signed;
 }
 
@@ -134,7 +134,7 @@ export class SignSdfProcessor extends WorkerHost {
     const signed = await this.signStored(doc, key);
     if (!signed) return { skipped: 'gone' };
 
-    let settled: SdfDocument | null;
+    let settled: boolean;
     try {
       settled = await preparedTransaction(this.ds, async (query) => {
         // S3/S9: the conditional UPDATE (with its event) takes the row lock, so a concurrent delete waits
@@ -152,12 +152,12 @@ export class SignSdfProcessor extends WorkerHost {
               key_id: key.keyId,
             }),
         );
-        if (!updated) return null;
+        if (!updated) return false;
         // S13: atomic replace under the same key, while the row is locked; a failed write rolls the
         // update back. Should the commit fail after it, the stored file is signed while the record still
         // says valid; the retry signs it again (signArchive replaces signature.sig) and settles the record.
         await signed.store(doc.storage_key);
-        return updated;
+        return true;
       });
     } finally {
       await signed.discard();
@@ -182,7 +182,7 @@ export class SignSdfProcessor extends WorkerHost {
    * store's temporary folder, to be moved into place: neither passes through the event loop. Otherwise
    * the bytes are fetched, signed on a thread and written back.
    */
-  private async signStored(doc: SdfDocument, key: ActiveSigningKey): Promise<SignedFile | null> {
+  private async signStored(doc: SigningRecord, key: ActiveSigningKey): Promise<SignedFile | null> {
     const options = { ...key, limits: this.pool.limits };
     const storage = this.storage;
     if (storage.localPath && storage.spoolDir) {
