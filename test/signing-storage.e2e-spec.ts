@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openArchive } from '../src/sdf/index.js';
 import { STORAGE_DRIVER, type StorageDriver } from '../src/storage/storage-driver.js';
 import type { TestApp } from './helpers/app.js';
-import { binary, upload, waitForFinal } from './helpers/documents.js';
+import { downloadFile, upload, waitForFinal } from './helpers/documents.js';
 import { buildSdf } from './helpers/sdf-fixtures.js';
 import { storageCases } from './helpers/storages.js';
 import { createTenant, type TenantFixture } from './helpers/tenants.js';
@@ -25,16 +25,7 @@ describe.each(storageCases)('signing on $name', ({ start }) => {
   }, 60_000);
   afterAll(() => close());
 
-  const download = async (id: string): Promise<Buffer> =>
-    (
-      await t
-        .http()
-        .get(`/download/${id}`)
-        .set('X-API-Key', tenant.apiKey)
-        .buffer(true)
-        .parse(binary as never)
-        .expect(200)
-    ).body as Buffer;
+  const download = (id: string) => downloadFile(t, tenant.apiKey, id);
 
   it('stores the uploaded file plus signature.sig, which verifies with the tenant key', async () => {
     const { archive } = await buildSdf();

@@ -16,7 +16,7 @@ import {
   type StorageDriver,
 } from '../src/storage/storage-driver.js';
 import { startApp, type TestApp } from './helpers/app.js';
-import { binary, upload, waitForFinal } from './helpers/documents.js';
+import { downloadFile, upload, waitForFinal } from './helpers/documents.js';
 import { distCli, requireBuild, runNode } from './helpers/processes.js';
 import { buildInvalidSdf, buildSdf } from './helpers/sdf-fixtures.js';
 import { createTenant, type TenantFixture } from './helpers/tenants.js';
@@ -46,16 +46,7 @@ describe('signing and verification (F9, S3, S8, S9)', () => {
   const verify = (tenant: TenantFixture, id: string) => t.http().post(`/verify/${id}`).set('X-API-Key', tenant.apiKey);
   const record = async (tenant: TenantFixture, id: string) =>
     (await t.http().get(`/sdf/${id}`).set('X-API-Key', tenant.apiKey).expect(200)).body;
-  const download = async (tenant: TenantFixture, id: string): Promise<Buffer> =>
-    (
-      await t
-        .http()
-        .get(`/download/${id}`)
-        .set('X-API-Key', tenant.apiKey)
-        .buffer(true)
-        .parse(binary as never)
-        .expect(200)
-    ).body as Buffer;
+  const download = (tenant: TenantFixture, id: string) => downloadFile(t, tenant.apiKey, id);
   const signedEvents = (id: string) =>
     t.ds.query(`SELECT payload FROM outbox_events WHERE event = 'document.signed' AND payload->'data'->>'id' = $1`, [
       id,

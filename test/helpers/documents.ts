@@ -32,3 +32,15 @@ export function binary(res: IncomingMessage, cb: (err: Error | null, body: Buffe
   res.on('data', (c: Buffer) => chunks.push(c));
   res.on('end', () => cb(null, Buffer.concat(chunks)));
 }
+
+/** The stored file of a document, as GET /download/:id serves it (200 expected). */
+export async function downloadFile(t: TestApp, apiKey: string, id: string): Promise<Buffer> {
+  const res = await t
+    .http()
+    .get(`/download/${id}`)
+    .set('X-API-Key', apiKey)
+    .buffer(true)
+    .parse(binary as never)
+    .expect(200);
+  return res.body as Buffer;
+}
