@@ -85,7 +85,7 @@ export function assertSafeKey(key: string): void {
   }
 }
 
-/** A temporary file's name, unique to this call: when it was made (for the sweep of stale ones) and 8 random bytes. */
+/** A temporary file's name, unique to this call: the time it was made and 8 random bytes. */
 export function temporaryName(suffix: string): string {
   return `${Date.now()}-${randomBytes(8).toString('hex')}${suffix}`;
 }
