@@ -74,10 +74,6 @@ export type SigningRecord = Pick<
 export class DocumentsRepository {
   constructor(@InjectDataSource() private readonly ds: DataSource) {}
 
-  private manager(m?: EntityManager): EntityManager {
-    return m ?? this.ds.manager;
-  }
-
   async findForTenant(tenantId: string, id: string, m?: EntityManager): Promise<SdfDocument | null> {
     const rows = await preparedQuery<DocumentRow>(
       this.ds,

@@ -1,6 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import { InjectQueue } from '@nestjs/bullmq';
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
@@ -22,8 +20,8 @@ import {
   StorageNotFoundError,
   documentDataKey,
   documentKey,
+  spoolTarget,
   type StorageDriver,
-  temporaryName,
 } from '../storage/storage-driver.js';
 import { DocumentsRepository } from './documents.repository.js';
 import type { ListDocumentsQueryDto } from './dto/list-query.dto.js';
@@ -197,16 +195,13 @@ export class DocumentsService {
     if (storage.localPath && storage.spoolDir) {
       // The pool process writes it into the store's temporary folder; it is then moved into place, so
       // even a data.json of tens of MB never passes through this process.
-      const spool = storage.spoolDir();
-      await mkdir(spool, { recursive: true });
-      const temp = join(spool, temporaryName('.data'));
-      let moved = false;
+      // The pool process makes the folder when it is missing.
+      const target = spoolTarget(storage, storage.spoolDir(), '.data');
       try {
-        await this.pool.extractData(doc.tenant_id, storage.localPath(doc.storage_key), temp);
-        // The pool process flushed it to disk before closing it.
-        ({ moved } = await storage.putFile(key, temp, { synced: true }));
+        await this.pool.extractData(doc.tenant_id, storage.localPath(doc.storage_key), target.path);
+        await target.store(key);
       } finally {
-        if (!moved) await rm(temp, { force: true });
+        await target.discard();
       }
     } else {
       const { data } = await this.pool.extractData(doc.tenant_id, await storage.getBuffer(doc.storage_key));

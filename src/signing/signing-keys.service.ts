@@ -90,9 +90,11 @@ export class SigningKeysService {
     return this.listForTenant(tenant.id);
   }
 
-  /** The active key with its private half decrypted, for the signing job only; never logged, never returned by the API. */
+  /**
+   * The active key with its private half decrypted, for signing only; never logged, never returned by
+   * the API. (The signing job reads it beside its document and unseals it with `unseal`.)
+   */
   async activeKeyForSigning(tenantId: string, m: EntityManager = this.ds.manager): Promise<ActiveSigningKey> {
-    // A plain statement: this runs once per signing job.
     const [row] = await preparedQuery<SealedSigningKey>(
       this.ds,
       'sdf_active_signing_key',

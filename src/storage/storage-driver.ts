@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 
 /** Injection token of the configured driver (S13). */
@@ -88,4 +90,32 @@ export function assertSafeKey(key: string): void {
 /** A temporary file's name, unique to this call: the time it was made and 8 random bytes. */
 export function temporaryName(suffix: string): string {
   return `${Date.now()}-${randomBytes(8).toString('hex')}${suffix}`;
+}
+
+/**
+ * A file another thread or process writes (flushed to disk before it closes it) in the driver's spool
+ * folder, to be stored by a move: the bytes never pass through the caller.
+ */
+export interface SpoolTarget {
+  /** Where the writer creates the file (exclusively; the folder may not exist yet). */
+  readonly path: string;
+  /** Puts the written file under `key` (atomic, S13). */
+  store(key: string): Promise<void>;
+  /** Removes the file unless it was moved into storage; safe to call at any point, more than once. */
+  discard(): Promise<void>;
+}
+
+/** A new SpoolTarget in `spoolDir` (the driver's, see `StorageDriver.spoolDir`). */
+export function spoolTarget(storage: StorageDriver, spoolDir: string, suffix: string): SpoolTarget {
+  const path = join(spoolDir, temporaryName(suffix));
+  let moved = false;
+  return {
+    path,
+    store: async (key) => {
+      ({ moved } = await storage.putFile(key, path, { synced: true }));
+    },
+    discard: async () => {
+      if (!moved) await rm(path, { force: true });
+    },
+  };
 }

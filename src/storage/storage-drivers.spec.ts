@@ -7,7 +7,7 @@ import S3rver from 's3rver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalStorageDriver } from './local.driver.js';
 import { S3StorageDriver } from './s3.driver.js';
-import { StorageLimitError, StorageNotFoundError, type StorageDriver } from './storage-driver.js';
+import { spoolTarget, StorageLimitError, StorageNotFoundError, type StorageDriver } from './storage-driver.js';
 
 const BUCKET = 'sdf-contract';
 
@@ -184,6 +184,25 @@ describe('local driver: storing a spooled file', () => {
   const driver = new LocalStorageDriver(root);
   const key = 'tenants/00000000-0000-4000-8000-000000000002/documents/moved.sdf';
   afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+  it('a spool target: what its writer wrote is moved under the key; an abandoned one is removed', async () => {
+    const spool = driver.spoolDir();
+    mkdirSync(spool, { recursive: true });
+    const stored = spoolTarget(driver, spool, '.out');
+    expect(stored.path.startsWith(spool)).toBe(true);
+    writeFileSync(stored.path, Buffer.alloc(1_000, 6), { flush: true });
+    await stored.store(key);
+    await stored.discard();
+    expect((await driver.getBuffer(key)).equals(Buffer.alloc(1_000, 6))).toBe(true);
+
+    const abandoned = spoolTarget(driver, spool, '.out');
+    expect(abandoned.path).not.toBe(stored.path);
+    writeFileSync(abandoned.path, 'half');
+    await abandoned.discard();
+    await abandoned.discard();
+    expect(readdirSync(spool)).toEqual([]);
+    expect((await driver.getBuffer(key)).equals(Buffer.alloc(1_000, 6))).toBe(true);
+  });
 
   it('moves a file from its spool folder into place instead of copying it', async () => {
     const spool = driver.spoolDir();

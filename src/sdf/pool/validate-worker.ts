@@ -1,5 +1,5 @@
-import { open } from 'node:fs/promises';
 import { SdfError } from '../errors.js';
+import { writeNewFile } from '../output-file.js';
 import { resolveLimits, type Limits } from '../limits.js';
 import { parseMeta } from '../rules/meta.js';
 import { checkIntegrity, type IntegrityOutcome } from '../signature/verify.js';
@@ -59,20 +59,14 @@ async function verify(task: WorkerTask): Promise<IntegrityOutcome> {
 
 /**
  * data.json of an archive, inflated within the F2 limits. With `output` it is written to a new file
- * there (exclusive create, owner-only, flushed to disk), so its bytes never cross to the service.
+ * there (`writeNewFile`), so its bytes never cross to the service.
  */
 async function extract(task: WorkerTask): Promise<{ size: number; data?: Uint8Array }> {
   send({ id: task.id, stage: CHECK_NAMES.indexOf('container') });
   const data = (await readEntries(toInput(task.input), [{ name: 'data.json' }], task.limits)).get('data.json');
   if (!data) throw new SdfError('SDF_ERROR_MISSING_FILE', 'the archive holds no data.json', 'data.json');
   if (task.output === undefined) return { size: data.length, data };
-  const file = await open(task.output, 'wx', 0o600);
-  try {
-    await file.writeFile(data);
-    await file.datasync();
-  } finally {
-    await file.close();
-  }
+  writeNewFile(task.output, data);
   return { size: data.length };
 }
 

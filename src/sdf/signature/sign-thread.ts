@@ -1,8 +1,8 @@
-import { closeSync, fdatasyncSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { createPrivateKey, type KeyObject } from 'node:crypto';
 import { parentPort } from 'node:worker_threads';
 import { SdfError } from '../errors.js';
+import { writeNewFile } from '../output-file.js';
 import { signArchive, type SignOptions } from './sign.js';
 
 export interface SignTask {
@@ -37,24 +37,6 @@ function parsedKey(pem: string): KeyObject {
   return key;
 }
 
-/** A new file (exclusive create, owner-only mode; its folder made only when missing), flushed before it is closed. */
-function writeSynced(path: string, bytes: Buffer): void {
-  let fd: number;
-  try {
-    fd = openSync(path, 'wx', 0o600);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    mkdirSync(dirname(path), { recursive: true });
-    fd = openSync(path, 'wx', 0o600);
-  }
-  try {
-    writeFileSync(fd, bytes);
-    fdatasyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
-
 /**
  * One archive at a time. Files are read and written with blocking calls: this thread does nothing
  * else meanwhile, and a blocking call costs less than a hand-off to the thread pool and back.
@@ -70,7 +52,7 @@ async function run(task: SignTask): Promise<{ reply: SignReply; transfer: ArrayB
     ...(privateKeyPem !== undefined ? { privateKey: parsedKey(privateKeyPem) } : {}),
   });
   if (task.output !== undefined) {
-    writeSynced(task.output, signed);
+    writeNewFile(task.output, signed);
     return { reply: { size: signed.length }, transfer: [] };
   }
   // Handed over without a copy when the bytes own their memory (never a slice of Buffer's shared pool).

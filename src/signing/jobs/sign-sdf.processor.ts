@@ -1,5 +1,3 @@
-import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
 import { Inject, Logger, Optional } from '@nestjs/common';
@@ -17,7 +15,7 @@ import { ValidationPoolService } from '../../documents/validation-pool.service.j
 import { EventsService } from '../../events/events.service.js';
 import { preparedTransaction } from '../../database/prepared.js';
 import { QueueName } from '../../queue/queues.js';
-import { STORAGE_DRIVER, temporaryName, type StorageDriver } from '../../storage/storage-driver.js';
+import { STORAGE_DRIVER, spoolTarget, type StorageDriver } from '../../storage/storage-driver.js';
 import { SigningKeysService, type ActiveSigningKey } from '../signing-keys.service.js';
 import { SigningThreadsService } from '../signing-threads.service.js';
 import type { SignSdfJob } from './sign-sdf.job.js';
@@ -187,23 +185,15 @@ export class SignSdfProcessor extends WorkerHost {
     const storage = this.storage;
     if (storage.localPath && storage.spoolDir) {
       // The signing thread makes the folder when it is missing.
-      const temp = join(storage.spoolDir(), temporaryName('.signed'));
-      let moved = false;
-      let size: number;
+      const target = spoolTarget(storage, storage.spoolDir(), '.signed');
       try {
-        ({ size } = await this.threads.signToFile(storage.localPath(doc.storage_key), options, temp));
+        const { size } = await this.threads.signToFile(storage.localPath(doc.storage_key), options, target.path);
+        return { size, store: target.store, discard: target.discard };
       } catch (err) {
-        await rm(temp, { force: true });
+        await target.discard();
         if ((await missingAfterFailure(storage, this.documents, doc)) === 'gone') return null;
         throw err;
       }
-      return {
-        size,
-        store: async (storageKey) => void ({ moved } = await storage.putFile(storageKey, temp, { synced: true })),
-        discard: async () => {
-          if (!moved) await rm(temp, { force: true });
-        },
-      };
     }
     const file = await loadStoredFileForJob(storage, this.documents, doc);
     if (!file) return null;
