@@ -3,7 +3,8 @@
  * BENCH_CLIENTS clients (default 32) against an `api` and a `worker` process of the built service,
  * until every document is settled; then the CPU time (user + system) of every process on the machine,
  * grouped (the clients in this process, api, worker, PostgreSQL, Redis, the validation pool and the
- * rest), per upload, beside the machine's own user/system/idle split over the same time. Then the
+ * rest), per upload, beside the machine's own user/system/idle split over the same time, and the write
+ * system calls per upload by process (each write to a loopback socket wakes its reader). Then the
  * same count of authenticated `GET /sdf/:id` requests by the same clients, CPU per request: the floor
  * of any authenticated request (HTTP, authentication, the rate limit, one statement, the JSON answer)
  * to set the upload's figure beside.
@@ -12,28 +13,22 @@
  *
  * Needs the local PostgreSQL and Redis; makes and drops its own database.
  */
-import { readFileSync } from 'node:fs';
 import {
   benchArchive,
   benchSetup,
   benchTenant,
   cpuByGroup,
-  cpuPer,
+  MACHINE_TIMES,
+  machineTimes,
+  perItem,
   run,
   startProcess,
   stopProcesses,
+  writesByGroup,
 } from './harness.js';
 
 const TOTAL = Number(process.env.BENCH_UPLOADS ?? 2000);
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 32);
-const MACHINE = ['user', 'nice', 'system', 'idle', 'iowait', 'irq', 'softirq', 'steal'];
-
-/** The machine's CPU time so far by kind, in ms (the first line of /proc/stat, USER_HZ 100). */
-function machine(): number[] {
-  const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1, 9);
-  return fields.map((ticks) => Number(ticks) * 10);
-}
-
 /** CPU time per unit of work by process group, then in all. */
 function printShare(unit: string, share: [string, number][]): void {
   console.log(`CPU per ${unit} (ms), by process:`);
@@ -45,6 +40,10 @@ function printShare(unit: string, share: [string, number][]): void {
   }
   const all = share.reduce((sum, [, ms]) => sum + ms, 0);
   console.log(`  ${all.toFixed(2).padStart(6)}  all`);
+}
+
+function printWrites(unit: string, writes: [string, number][]): void {
+  console.log(`write calls per ${unit}: ${writes.map(([group, n]) => `${group} ${n.toFixed(1)}`).join(', ')}`);
 }
 
 async function main(): Promise<void> {
@@ -90,14 +89,16 @@ async function main(): Promise<void> {
       );
     };
     const cpu0 = cpuByGroup(own);
-    const m0 = machine();
+    const writes0 = writesByGroup(own);
+    const m0 = machineTimes();
     const t0 = performance.now();
     await byClients(upload);
     const uploaded = performance.now() - t0;
     await settled();
     const all = performance.now() - t0;
-    const m1 = machine();
-    const perUpload = cpuPer(cpu0, cpuByGroup(own), TOTAL);
+    const m1 = machineTimes();
+    const perUpload = perItem(cpu0, cpuByGroup(own), TOTAL);
+    const writesPerUpload = perItem(writes0, writesByGroup(own), TOTAL);
 
     console.log(
       `${TOTAL} uploads by ${CLIENTS} clients: ${((TOTAL / uploaded) * 1000).toFixed(0)}/s answered, ` +
@@ -106,16 +107,20 @@ async function main(): Promise<void> {
     printShare('upload', perUpload);
     console.log(
       'machine per upload (ms): ' +
-        MACHINE.map((name, i) => `${name} ${((m1[i]! - m0[i]!) / TOTAL).toFixed(2)}`).join(', '),
+        MACHINE_TIMES.map((name, i) => `${name} ${((m1[i]! - m0[i]!) / TOTAL).toFixed(2)}`).join(', '),
     );
+    printWrites('upload', writesPerUpload);
 
     const cpu1 = cpuByGroup(own);
+    const writes1 = writesByGroup(own);
     const t1 = performance.now();
     await byClients(read);
     const reads = performance.now() - t1;
-    const perRead = cpuPer(cpu1, cpuByGroup(own), TOTAL);
+    const perRead = perItem(cpu1, cpuByGroup(own), TOTAL);
+    const writesPerRead = perItem(writes1, writesByGroup(own), TOTAL);
     console.log(`\n${TOTAL} GET /sdf/:id by ${CLIENTS} clients: ${((TOTAL / reads) * 1000).toFixed(0)}/s`);
     printShare('request', perRead);
+    printWrites('request', writesPerRead);
   } finally {
     await stopProcesses([api.child, worker.child]);
     await setup.cleanup();

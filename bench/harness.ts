@@ -166,35 +166,65 @@ export function percentile(sorted: number[], p: number): number {
 }
 
 /**
- * CPU time (user + system, in ms) of every process on the machine so far, by group: the processes named
- * in `own` under their label, PostgreSQL's and Redis's server processes, and this process as `bench`
- * (its clients); the rest as `other`. Two readings subtracted give where a phase's CPU went.
+ * A figure of every process on the machine so far, by group: the processes named in `own` under their
+ * label, PostgreSQL's and Redis's server processes, and this process as `bench` (its clients); the rest
+ * as `other`. Two readings subtracted give where a phase's share went.
  */
-export function cpuByGroup(own: Record<string, number | undefined> = {}): Map<string, number> {
+function byGroup(own: Record<string, number | undefined>, figure: (pid: string) => number): Map<string, number> {
   const labels = new Map<number, string>([[process.pid, 'bench']]);
   for (const [label, pid] of Object.entries(own)) if (pid !== undefined) labels.set(pid, label);
   const out = new Map<string, number>();
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;
     let stat: string;
+    let value: number;
     try {
       stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      value = figure(name);
     } catch {
       continue; // ended meanwhile
     }
     const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const ms = ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime + stime, USER_HZ 100
     const group =
       labels.get(Number(name)) ??
       (comm.startsWith('postgres') ? 'postgres' : comm.startsWith('redis') ? 'redis' : 'other');
-    out.set(group, (out.get(group) ?? 0) + ms);
+    out.set(group, (out.get(group) ?? 0) + value);
   }
   return out;
 }
 
-/** `after` minus `before`, per group, divided by `n` (ms of CPU per item), largest first. */
-export function cpuPer(before: Map<string, number>, after: Map<string, number>, n: number): [string, number][] {
+/** CPU time (user + system, in ms) by group (see byGroup). */
+export function cpuByGroup(own: Record<string, number | undefined> = {}): Map<string, number> {
+  return byGroup(own, (pid) => {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime + stime, USER_HZ 100
+  });
+}
+
+/**
+ * Write system calls (write, writev and the like, to files and sockets alike: `syscw` of /proc/<pid>/io)
+ * by group (see byGroup). On a virtual machine each write to a loopback socket costs the kernel far more
+ * than the bytes it carries, so their count per request is a figure of its own.
+ */
+export function writesByGroup(own: Record<string, number | undefined> = {}): Map<string, number> {
+  return byGroup(own, (pid) => {
+    const m = /syscw: (\d+)/.exec(readFileSync(`/proc/${pid}/io`, 'utf8'));
+    return m ? Number(m[1]) : 0;
+  });
+}
+
+/** The kinds of the machine's CPU time, in the order of /proc/stat. */
+export const MACHINE_TIMES = ['user', 'nice', 'system', 'idle', 'iowait', 'irq', 'softirq', 'steal'] as const;
+
+/** The machine's CPU time so far by kind (MACHINE_TIMES), in ms: the first line of /proc/stat, USER_HZ 100. */
+export function machineTimes(): number[] {
+  const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1, 9);
+  return fields.map((ticks) => Number(ticks) * 10);
+}
+
+/** `after` minus `before`, per group, divided by `n` (per item: ms of CPU, calls), largest first. */
+export function perItem(before: Map<string, number>, after: Map<string, number>, n: number): [string, number][] {
   return [...after]
     .map(([group, ms]): [string, number] => [group, (ms - (before.get(group) ?? 0)) / n])
     .filter(([, ms]) => ms > 0)

@@ -7,7 +7,8 @@
  * and jobs (PROCESS_ROLE all), then an `api` and a `worker` process side by side. The baseline, measured
  * right before and right after each (after a warm-up; the mean of the two): `signArchive()` with the same
  * key type, BENCH_SIGNS times, one after the other, here: with the key as PEM (as `sdf sign` signs a
- * file), and with the key parsed once.
+ * file), and with the key parsed once. Beside the rates: CPU time and write system calls per signature by
+ * process, and the share of the machine left idle while the service signed.
  *
  *   npm run bench:sign        (BENCH_SIGNS, default 200)
  *
@@ -22,7 +23,10 @@ import {
   benchSetup,
   benchTenant,
   cpuByGroup,
-  cpuPer,
+  MACHINE_TIMES,
+  machineTimes,
+  perItem,
+  writesByGroup,
   run,
   startProcess,
   stopProcesses,
@@ -90,6 +94,8 @@ async function measure(label: string, setup: BenchSetup, roles: ('all' | 'api' |
 
     const pids = Object.fromEntries(roles.map((role, i) => [role === 'all' ? 'service' : role, children[i]!.pid]));
     const cpuBefore = cpuByGroup(pids);
+    const writesBefore = writesByGroup(pids);
+    const machineBefore = machineTimes();
     const t1 = performance.now();
     let next = 0;
     await Promise.all(
@@ -104,7 +110,10 @@ async function measure(label: string, setup: BenchSetup, roles: ('all' | 'api' |
     const accepted = performance.now() - t1;
     await waitFor(db, tenant.id, 'signed', SIGNS);
     const serviceRate = (SIGNS / (performance.now() - t1)) * 1000;
-    const cpu = cpuPer(cpuBefore, cpuByGroup(pids), SIGNS);
+    const cpu = perItem(cpuBefore, cpuByGroup(pids), SIGNS);
+    const writes = perItem(writesBefore, writesByGroup(pids), SIGNS);
+    const machine = machineTimes().map((ms, i) => ms - machineBefore[i]!);
+    const idle = machine[MACHINE_TIMES.indexOf('idle')]! / machine.reduce((a, b) => a + b, 0);
     // The machine's speed drifts: the baseline is the mean of a measurement right before and right after.
     const after = await baseline(archive);
     const base = { pem: (before.pem + after.pem) / 2, parsed: (before.parsed + after.parsed) / 2 };
@@ -119,6 +128,8 @@ async function measure(label: string, setup: BenchSetup, roles: ('all' | 'api' |
         `every 202 answered after ${accepted.toFixed(0)} ms)`,
     );
     console.log(`CPU per signature (ms): ${cpu.map(([g, ms]) => `${g} ${ms.toFixed(2)}`).join(', ')}`);
+    console.log(`write calls per signature: ${writes.map(([g, n]) => `${g} ${n.toFixed(1)}`).join(', ')}`);
+    console.log(`machine idle meanwhile: ${(idle * 100).toFixed(0)} %`);
   } finally {
     await stopProcesses(children);
   }
