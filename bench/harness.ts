@@ -204,7 +204,7 @@ export function cpuByGroup(own: Record<string, number | undefined> = {}): Map<st
 
 /**
  * Write system calls (write, writev and the like, to files and sockets alike: `syscw` of /proc/<pid>/io)
- * by group (see byGroup). On a virtual machine each write to a loopback socket costs the kernel far more
+ * by group (see byGroup). send() is not among them, and PostgreSQL answers its clients with it. On a virtual machine each write to a loopback socket costs the kernel far more
  * than the bytes it carries, so their count per request is a figure of its own.
  */
 export function writesByGroup(own: Record<string, number | undefined> = {}): Map<string, number> {
