@@ -166,11 +166,15 @@ export function percentile(sorted: number[], p: number): number {
 }
 
 /**
- * A figure of every process on the machine so far, by group: the processes named in `own` under their
- * label, PostgreSQL's and Redis's server processes, and this process as `bench` (its clients); the rest
- * as `other`. Two readings subtracted give where a phase's share went.
+ * A figure of every process on the machine so far (from its pid and its /proc stat line), by group:
+ * the processes named in `own` under their label, PostgreSQL's and Redis's server processes, and this
+ * process as `bench` (its clients); the rest as `other`. Two readings subtracted give where a phase's
+ * share went.
  */
-function byGroup(own: Record<string, number | undefined>, figure: (pid: string) => number): Map<string, number> {
+function byGroup(
+  own: Record<string, number | undefined>,
+  figure: (pid: string, stat: string) => number,
+): Map<string, number> {
   const labels = new Map<number, string>([[process.pid, 'bench']]);
   for (const [label, pid] of Object.entries(own)) if (pid !== undefined) labels.set(pid, label);
   const out = new Map<string, number>();
@@ -180,7 +184,7 @@ function byGroup(own: Record<string, number | undefined>, figure: (pid: string) 
     let value: number;
     try {
       stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      value = figure(name);
+      value = figure(name, stat);
     } catch {
       continue; // ended meanwhile
     }
@@ -195,8 +199,7 @@ function byGroup(own: Record<string, number | undefined>, figure: (pid: string) 
 
 /** CPU time (user + system, in ms) by group (see byGroup). */
 export function cpuByGroup(own: Record<string, number | undefined> = {}): Map<string, number> {
-  return byGroup(own, (pid) => {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return byGroup(own, (_pid, stat) => {
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime + stime, USER_HZ 100
   });
@@ -204,8 +207,9 @@ export function cpuByGroup(own: Record<string, number | undefined> = {}): Map<st
 
 /**
  * Write system calls (write, writev and the like, to files and sockets alike: `syscw` of /proc/<pid>/io)
- * by group (see byGroup). send() is not among them, and PostgreSQL answers its clients with it. On a virtual machine each write to a loopback socket costs the kernel far more
- * than the bytes it carries, so their count per request is a figure of its own.
+ * by group (see byGroup). send() is not among them, and PostgreSQL answers its clients with it. On a
+ * virtual machine each write to a loopback socket costs the kernel far more than the bytes it carries,
+ * so their count per request is a figure of its own.
  */
 export function writesByGroup(own: Record<string, number | undefined> = {}): Map<string, number> {
   return byGroup(own, (pid) => {
