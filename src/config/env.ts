@@ -120,6 +120,9 @@ export const envSchema = z.object({
   // S9: documents still pending this long after upload are enqueued again (a lost enqueue).
   PENDING_SWEEP_INTERVAL_MS: positiveInt.default(60_000),
   PENDING_SWEEP_AGE_MS: positiveInt.default(120_000),
+  // S9: a job that meets an outage of PostgreSQL, Redis or the store waits (doubling from 1 s up to this)
+  // and is tried again without using an attempt.
+  JOB_OUTAGE_MAX_DELAY_MS: positiveInt.default(30_000),
 
   // Managed deployment accounts (M1): mail, login throttling, session lifetime.
   SMTP_URL: z.url().optional(),

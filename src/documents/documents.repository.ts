@@ -5,7 +5,12 @@ import type { AuditRecord } from '../audit/audit.service.js';
 import type { KeysetPosition } from '../common/cursor.js';
 import { preparedQuery, type PreparedRunner } from '../database/prepared.js';
 import { dispatchedAtSql, type OutboxRow } from '../events/events.service.js';
-import { SdfDocument, type DocumentStatus, type SignatureAlgorithmName } from './entities/document.entity.js';
+import {
+  SdfDocument,
+  type DocumentStatus,
+  type SignatureAlgorithmName,
+  type SigningError,
+} from './entities/document.entity.js';
 import type { StoredValidation } from './validation-extensions.js';
 import type { PendingRecord } from './jobs/validate-sdf.job.js';
 import type { SealedSigningKey } from '../signing/entities/signing-key.entity.js';
@@ -35,7 +40,7 @@ const LIST_COLUMNS = ['id', 'document_id', 'document_type', 'status', 'is_signed
  * building or entity mapping on every request.
  */
 const DOCUMENT_COLUMNS = `id, tenant_id, document_id, document_type, schema_id, sdf_version, is_signed, status,
-  file_size_bytes, signature_algorithm, storage_key, idempotency_key, validation, validated_at, signing_error,
+  file_size_bytes, signature_algorithm, storage_key, idempotency_key, validation, validated_at, signing_error, validation_error,
   created_at, updated_at`;
 
 type DocumentRow = Omit<SdfDocument, 'file_size_bytes' | 'meta'> & { file_size_bytes: string | number };
@@ -210,7 +215,7 @@ export class DocumentsRepository {
          UPDATE documents
             SET status = $3, is_signed = $4, signature_algorithm = $5,
                 document_type = COALESCE(document_type, $6), sdf_version = COALESCE($7, sdf_version),
-                validation = $8, validated_at = now(), updated_at = now()
+                validation = $8, validated_at = now(), validation_error = NULL, updated_at = now()
           WHERE tenant_id = $1 AND id = $2 AND status = 'pending'
           RETURNING ${DOCUMENT_COLUMNS}
        ), e AS (${OUTBOX_FROM('d', 9)})
@@ -299,6 +304,15 @@ export class DocumentsRepository {
   }
 
   /** S9, sweeper only (spans tenants on purpose): documents pending for longer than `olderThanMs`. */
+  /** Why a validation job gave up; only on a document still pending. */
+  async recordValidationFailure(tenantId: string, id: string, failure: SigningError): Promise<void> {
+    await this.ds.query(
+      `UPDATE documents SET validation_error = $3, updated_at = now()
+        WHERE tenant_id = $1 AND id = $2 AND status = 'pending'`,
+      [tenantId, id, JSON.stringify(failure)],
+    );
+  }
+
   async findStalePendingAcrossTenants(olderThanMs: number, limit: number): Promise<PendingRecord[]> {
     return (await this.ds.query(
       `SELECT id, tenant_id, storage_key, document_id, document_type, schema_id, sdf_version FROM documents

@@ -1,12 +1,13 @@
 import { Processor, WorkerHost } from '@nestjs/bullmq';
-import { Logger } from '@nestjs/common';
+import { Inject, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { UnrecoverableError, type Job } from 'bullmq';
 import type { DataSource } from 'typeorm';
 import { AuditService } from '../../audit/audit.service.js';
 import { AppError } from '../../common/errors.js';
-import type { AppConfig } from '../../config/app-config.js';
+import { AppConfig } from '../../config/app-config.js';
 import { DocumentsService } from '../../documents/documents.service.js';
+import { isInfrastructureError, OutageGate } from '../../queue/outages.js';
 import { QueueName } from '../../queue/queues.js';
 import { Connector } from '../entities/connector.entity.js';
 import { ErpPush } from '../entities/erp-push.entity.js';
@@ -41,16 +42,24 @@ export function configureErpPushWorker(config: AppConfig): void {
 export class ErpPushProcessor extends WorkerHost {
   private readonly logger = new Logger('ErpPushProcessor');
 
+  private readonly outage: OutageGate;
+
   constructor(
+    @Inject(AppConfig) config: AppConfig,
     @InjectDataSource() private readonly ds: DataSource,
     private readonly documents: DocumentsService,
     private readonly gateway: ErpGateway,
     private readonly audit: AuditService,
   ) {
     super();
+    this.outage = new OutageGate(QueueName.ErpPush, { maxDelayMs: config.env.JOB_OUTAGE_MAX_DELAY_MS });
   }
 
-  async process(job: Job<ErpPushJobData>): Promise<ErpPushOutcome> {
+  process(job: Job<ErpPushJobData>, token?: string): Promise<ErpPushOutcome> {
+    return this.outage.run(job, token, () => this.push(job));
+  }
+
+  private async push(job: Job<ErpPushJobData>): Promise<ErpPushOutcome> {
     const { tenant_id: tenantId, push_id: pushId } = job.data;
     const push = await this.ds.manager.findOne(ErpPush, { where: { id: pushId, tenant_id: tenantId } });
     if (!push) return { skipped: 'push gone' };
@@ -61,6 +70,9 @@ export class ErpPushProcessor extends WorkerHost {
        WHERE id = $1 AND tenant_id = $2 AND status <> 'succeeded'`,
       [pushId, tenantId],
     );
+    // Set while the ERP is being called: its network errors are the ERP's, which use up attempts (C2);
+    // anything else unreachable (PostgreSQL, the store) is this service's outage and postpones the job.
+    let callingErp = false;
     try {
       const connector = await this.ds.manager.findOne(Connector, {
         where: { id: push.connector_id, tenant_id: tenantId },
@@ -71,6 +83,7 @@ export class ErpPushProcessor extends WorkerHost {
       const erpDoc = toErpDoc(doc.document_type, data);
       const adapter = this.gateway.adapterFor(connector);
       let foundExisting = false;
+      callingErp = true;
       const erpId = await resilient(this.gateway.transport, async (signal) => {
         const existing = await adapter.findPushed(erpDoc, signal);
         if (existing) {
@@ -79,10 +92,12 @@ export class ErpPushProcessor extends WorkerHost {
         }
         return adapter.create(erpDoc, signal);
       });
+      callingErp = false;
       await this.settle(push, 'succeeded', erpId, null, { found_existing: foundExisting });
       this.logger.log({ msg: 'pushed to ERP', ...log, erp_document_id: erpId, found_existing: foundExisting });
       return { erp_document_id: erpId, found_existing: foundExisting };
     } catch (err) {
+      if (!callingErp && isInfrastructureError(err)) throw err;
       const reason = err instanceof AppError ? err.message : describeFailure(err);
       const final = !isTransient(err) || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
       this.logger.warn({ msg: 'ERP push failed', ...log, final, reason });
@@ -95,7 +110,8 @@ export class ErpPushProcessor extends WorkerHost {
          WHERE id = $1 AND tenant_id = $2 AND status = 'running'`,
         [pushId, tenantId, reason],
       );
-      throw err instanceof Error ? err : new Error(reason);
+      // In words only, so the ERP's network error codes are never taken for this service's outage.
+      throw new Error(reason);
     }
   }
 

@@ -102,6 +102,14 @@ export class DocumentDetailDto extends DocumentDto {
   validation: StoredValidationDto | null;
   @ApiProperty({ type: SigningErrorDto, nullable: true, description: 'set when the last signing gave up' })
   signing_error: SigningErrorDto | null;
+  @ApiProperty({
+    type: SigningErrorDto,
+    nullable: true,
+    description:
+      'set when validation gave up on a document that stays `pending` (for example its stored file is missing); ' +
+      'the service tries it again later and clears this when it settles',
+  })
+  validation_error: SigningErrorDto | null;
 
   static fromDetail(doc: SdfDocument): DocumentDetailDto {
     return {
@@ -121,6 +129,7 @@ export class DocumentDetailDto extends DocumentDto {
           }
         : null,
       signing_error: doc.signing_error ?? null,
+      validation_error: doc.validation_error ?? null,
     };
   }
 }

@@ -10,7 +10,7 @@ export type SignatureAlgorithmName = (typeof SIGNATURE_ALGORITHMS)[number];
 /** bigint comes back from pg as a string; sizes stay far below 2^53. */
 const bigintAsNumber = { to: (v: number) => v, from: (v: string | null) => (v === null ? null : Number(v)) };
 
-/** SDF-SPEC Document record; the file itself lives in storage under `storage_key` (S13). */
+/** Why a job gave up on the document (out of attempts), as GET /sdf/:id shows it. */
 export interface SigningError {
   code: string;
   message: string;
@@ -75,6 +75,10 @@ export class SdfDocument {
   /** Why the last signing gave up (its job out of attempts); null otherwise. */
   @Column({ type: 'jsonb', nullable: true })
   signing_error: SigningError | null;
+
+  /** Why the last validation gave up (its job out of attempts) while the document stays pending; null otherwise. */
+  @Column({ type: 'jsonb', nullable: true })
+  validation_error: SigningError | null;
 
   @Column({ type: 'timestamptz', precision: 3, default: () => 'now()' })
   created_at: Date;

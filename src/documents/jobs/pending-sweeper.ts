@@ -12,10 +12,11 @@ const BATCH = 500;
 
 /**
  * S9: a document never stays pending because an enqueue was lost (the process died between commit
- * and enqueue, Redis was down). Every PENDING_SWEEP_INTERVAL_MS, documents pending for longer than
- * PENDING_SWEEP_AGE_MS are enqueued again; the job id is the document id, so a document whose job
- * still exists (waiting, active, or dead-lettered for inspection) is not enqueued twice. Several
- * workers sweeping at once is harmless for the same reason.
+ * and enqueue, Redis was down) or its job gave up. Every PENDING_SWEEP_INTERVAL_MS, documents pending
+ * for longer than PENDING_SWEEP_AGE_MS get a job again. The job id is the document id, so adding one
+ * while the document's job exists (waiting, delayed, active) is a no-op, and several workers sweeping
+ * at once are harmless; but a job kept in the failed set would make the add a no-op for as long as the
+ * set keeps it, so a failed job that has rested PENDING_SWEEP_AGE_MS is removed first and replaced.
  */
 @Injectable()
 export class PendingSweeper implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -42,9 +43,26 @@ export class PendingSweeper implements OnApplicationBootstrap, OnApplicationShut
 
   /** One pass; returns how many documents were handed to the queue. */
   async sweep(): Promise<number> {
-    const stale = await this.documents.findStalePendingAcrossTenants(this.config.env.PENDING_SWEEP_AGE_MS, BATCH);
-    for (const doc of stale) await enqueueValidation(this.queue, this.slots, doc);
-    if (stale.length) this.logger.log({ msg: 'pending documents re-enqueued', count: stale.length });
-    return stale.length;
+    const restMs = this.config.env.PENDING_SWEEP_AGE_MS;
+    const stale = await this.documents.findStalePendingAcrossTenants(restMs, BATCH);
+    let enqueued = 0;
+    let replaced = 0;
+    for (const doc of stale) {
+      const job = await this.queue.getJob(doc.id);
+      if (job) {
+        // Still under way (waiting, delayed, active): it will settle the document.
+        if (!(await job.isFailed())) continue;
+        // Failed for good a moment ago: let it rest before the next try, so a file that stays broken
+        // is tried once per PENDING_SWEEP_AGE_MS, not on every sweep.
+        if (Date.now() - (job.finishedOn ?? 0) < restMs) continue;
+        await job.remove();
+        replaced++;
+      }
+      await enqueueValidation(this.queue, this.slots, doc);
+      enqueued++;
+    }
+    if (enqueued)
+      this.logger.log({ msg: 'pending documents enqueued again', count: enqueued, replaced_failed: replaced });
+    return enqueued;
   }
 }

@@ -1,8 +1,9 @@
-import { Processor, WorkerHost } from '@nestjs/bullmq';
+import { OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
 import { Inject, Logger } from '@nestjs/common';
 import type { Job } from 'bullmq';
 import { AppConfig } from '../../config/app-config.js';
 import { EventsService } from '../../events/events.service.js';
+import { OutageGate } from '../../queue/outages.js';
 import { QueueName } from '../../queue/queues.js';
 import { TenantSlots, type SlotPolicy } from '../../queue/tenant-slots.js';
 import { isSdfError, WorkerTaskError, type ValidationResult } from '../../sdf/index.js';
@@ -40,6 +41,7 @@ export function configureValidateWorker(config: AppConfig): void {
 export class ValidateSdfProcessor extends WorkerHost {
   private readonly logger = new Logger('ValidateSdfProcessor');
   private readonly slots: SlotPolicy;
+  private readonly outage: OutageGate;
 
   constructor(
     @Inject(AppConfig) config: AppConfig,
@@ -51,6 +53,7 @@ export class ValidateSdfProcessor extends WorkerHost {
     private readonly extensions: ValidationExtensions,
   ) {
     super();
+    this.outage = new OutageGate(QueueName.ValidateSdf, { maxDelayMs: config.env.JOB_OUTAGE_MAX_DELAY_MS });
     this.slots = {
       perTenant:
         config.env.VALIDATE_TENANT_CONCURRENCY ?? Math.max(1, Math.ceil(config.env.VALIDATE_SDF_CONCURRENCY / 2)),
@@ -61,10 +64,45 @@ export class ValidateSdfProcessor extends WorkerHost {
     };
   }
 
+  /**
+   * A validation out of attempts (a fault of the job's own, never an outage: those postpone it) leaves the
+   * document pending: the reason goes on the record (`validation_error` on GET /sdf/:id) and into the log,
+   * and the sweeper gives the document a fresh job later.
+   */
+  @OnWorkerEvent('failed')
+  async onFailed(job: Job<ValidateSdfJob> | undefined, error: Error): Promise<void> {
+    if (!job || job.attemptsMade < (job.opts.attempts ?? 1)) return;
+    const { tenantId, documentId } = job.data;
+    const reason = error.message.slice(0, 500);
+    this.logger.error({
+      msg: 'validation failed for good; the document stays pending until the sweeper tries it again',
+      tenant_id: tenantId,
+      id: documentId,
+      job_id: job.id,
+      attempts: job.attemptsMade,
+      reason,
+    });
+    try {
+      await this.documents.recordValidationFailure(tenantId, documentId, {
+        code: 'VALIDATION_FAILED',
+        message: `Validation could not run after ${job.attemptsMade} attempts (${reason}); it is tried again later`,
+        failed_at: new Date().toISOString(),
+        attempts: job.attemptsMade,
+      });
+    } catch (err) {
+      this.logger.error({
+        msg: 'could not record the validation failure',
+        tenant_id: tenantId,
+        id: documentId,
+        reason: (err as Error).message,
+      });
+    }
+  }
+
   /** One tenant's backlog holds at most its share of the workers (TenantSlots), so others' files pass it. */
   async process(job: Job<ValidateSdfJob>, token?: string): Promise<ValidateSdfOutcome> {
-    return this.tenantSlots.run(QueueName.ValidateSdf, job.data.tenantId, job, token, this.slots, () =>
-      this.judge(job),
+    return this.outage.run(job, token, () =>
+      this.tenantSlots.run(QueueName.ValidateSdf, job.data.tenantId, job, token, this.slots, () => this.judge(job)),
     );
   }
 

@@ -7,13 +7,14 @@ import type { DataSource } from 'typeorm';
 import { AuditService } from '../../audit/audit.service.js';
 import { UsageMeter } from '../../billing/usage-meter.service.js';
 import { AppError } from '../../common/errors.js';
-import type { AppConfig } from '../../config/app-config.js';
+import { AppConfig } from '../../config/app-config.js';
 import { DocumentsRepository, type SigningRecord } from '../../documents/documents.repository.js';
 import { eventData } from '../../documents/documents.service.js';
 import type { SdfDocument } from '../../documents/entities/document.entity.js';
 import { ValidationPoolService } from '../../documents/validation-pool.service.js';
 import { EventsService } from '../../events/events.service.js';
 import { preparedTransaction } from '../../database/prepared.js';
+import { OutageGate } from '../../queue/outages.js';
 import { QueueName } from '../../queue/queues.js';
 import { STORAGE_DRIVER, spoolTarget, type StorageDriver } from '../../storage/storage-driver.js';
 import { SigningKeysService, type ActiveSigningKey } from '../signing-keys.service.js';
@@ -50,8 +51,10 @@ function signable(doc: Pick<SdfDocument, 'status' | 'is_signed'>): boolean {
 @Processor(QueueName.SignSdf)
 export class SignSdfProcessor extends WorkerHost {
   private readonly logger = new Logger('SignSdfProcessor');
+  private readonly outage: OutageGate;
 
   constructor(
+    @Inject(AppConfig) config: AppConfig,
     @InjectDataSource() private readonly ds: DataSource,
     @Inject(STORAGE_DRIVER) private readonly storage: StorageDriver,
     private readonly documents: DocumentsRepository,
@@ -63,6 +66,7 @@ export class SignSdfProcessor extends WorkerHost {
     @Optional() private readonly meter?: UsageMeter,
   ) {
     super();
+    this.outage = new OutageGate(QueueName.SignSdf, { maxDelayMs: config.env.JOB_OUTAGE_MAX_DELAY_MS });
   }
 
   /**
@@ -118,7 +122,11 @@ export class SignSdfProcessor extends WorkerHost {
     }
   }
 
-  async process(job: Job<SignSdfJob>): Promise<SignSdfOutcome> {
+  process(job: Job<SignSdfJob>, token?: string): Promise<SignSdfOutcome> {
+    return this.outage.run(job, token, () => this.sign(job));
+  }
+
+  private async sign(job: Job<SignSdfJob>): Promise<SignSdfOutcome> {
     const { tenantId, documentId } = job.data;
     // One statement: the document and, beside it, the tenant's active key (sealed).
     const found = await this.documents.findWithActiveKey(tenantId, documentId);

@@ -5,6 +5,7 @@ import { UnrecoverableError, type Job } from 'bullmq';
 import type { DataSource } from 'typeorm';
 import { AuditService } from '../../audit/audit.service.js';
 import { AppConfig } from '../../config/app-config.js';
+import { OutageGate } from '../../queue/outages.js';
 import { QueueName } from '../../queue/queues.js';
 import { TenantSlots, type SlotPolicy } from '../../queue/tenant-slots.js';
 import { deliver } from '../delivery-client.js';
@@ -26,6 +27,7 @@ export type DeliveryResult = { delivered: true; status: number } | { delivered: 
 @Processor(QueueName.WebhookDelivery, { concurrency: 10 })
 export class WebhookDeliveryProcessor extends WorkerHost implements OnApplicationBootstrap {
   private readonly logger = new Logger(WebhookDeliveryProcessor.name);
+  private readonly outage: OutageGate;
 
   constructor(
     private readonly webhooks: WebhooksService,
@@ -36,6 +38,7 @@ export class WebhookDeliveryProcessor extends WorkerHost implements OnApplicatio
     private readonly slots: TenantSlots,
   ) {
     super();
+    this.outage = new OutageGate(QueueName.WebhookDelivery, { maxDelayMs: config.env.JOB_OUTAGE_MAX_DELAY_MS });
   }
 
   onApplicationBootstrap(): void {
@@ -53,8 +56,8 @@ export class WebhookDeliveryProcessor extends WorkerHost implements OnApplicatio
       perTenant: env.WEBHOOK_TENANT_CONCURRENCY ?? Math.max(1, Math.ceil(env.WEBHOOK_CONCURRENCY / 2)),
       leaseMs: env.WEBHOOK_TIMEOUT_MS + env.WORKER_LOCK_DURATION_MS,
     };
-    return this.slots.run(QueueName.WebhookDelivery, job.data.tenant_id, job, token, policy, () =>
-      this.deliverOne(job),
+    return this.outage.run(job, token, () =>
+      this.slots.run(QueueName.WebhookDelivery, job.data.tenant_id, job, token, policy, () => this.deliverOne(job)),
     );
   }
 
@@ -91,7 +94,9 @@ export class WebhookDeliveryProcessor extends WorkerHost implements OnApplicatio
       const last = refused || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
       this.logger.warn({ msg: 'webhook delivery failed', ...log, attempt: job.attemptsMade + 1, last, reason });
       if (last) await this.recordFailure(job, reason);
-      throw refused ? new UnrecoverableError(reason) : err;
+      // The receiver's failure, in words only: its network error codes are not this service's outage and
+      // must use up the delivery's attempts (SDF-SPEC Events), never postpone it.
+      throw refused ? new UnrecoverableError(reason) : new Error(reason);
     }
   }
 
