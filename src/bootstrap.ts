@@ -46,6 +46,16 @@ export async function prepareDatabase(config: AppConfig, logger: LoggerService):
   }
 }
 
+/**
+ * The path the client asked for: a router mounted on a prefix (the queue dashboard) shortens `req.path`
+ * to the part below it. The query is left out: it may carry a one-time token.
+ */
+export function requestedPath(req: Request): string {
+  const url = req.originalUrl || req.url;
+  const query = url.indexOf('?');
+  return query === -1 ? url : url.slice(0, query);
+}
+
 /** Request id (from X-Request-Id when sane, else fresh) and one structured log line a request. */
 function requestScope(logger: LoggerService) {
   return (req: Request, res: Response, next: NextFunction) => {
@@ -61,7 +71,7 @@ function requestScope(logger: LoggerService) {
           request_id: ctx.requestId,
           tenant_id: ctx.tenantId,
           method: req.method,
-          path: req.path,
+          path: requestedPath(req),
           status: res.statusCode,
           duration_ms: Number(process.hrtime.bigint() - started) / 1e6,
         },
