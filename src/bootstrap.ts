@@ -8,6 +8,7 @@ import helmet from 'helmet';
 import { AppModule, type AppOverrides } from './app.module.js';
 import { JsonTooDeepError, MAX_JSON_BODY_DEPTH, jsonDepthExceeds } from './common/json-depth.js';
 import { JsonLogger } from './common/logger.js';
+import { assertMasterKeys } from './common/master-key-check.js';
 import { MetricsService } from './metrics/metrics.service.js';
 import { requestContext } from './common/request-context.js';
 import type { AppConfig } from './config/app-config.js';
@@ -116,6 +117,8 @@ export async function createApp(
   logger: LoggerService = new JsonLogger(config.env.LOG_LEVEL),
   overrides: AppOverrides = {},
 ) {
+  // S7: refuse to start with a master key that is not the one the stored secrets were sealed with.
+  await assertMasterKeys(config.env.DATABASE_URL, config.secrets);
   const server = express();
   // Paths match exactly as written: express would otherwise route /ADMIN/... and /list/ to /admin/... and /list.
   // (The authentication step reads route metadata, not the path; this keeps one spelling per route.)

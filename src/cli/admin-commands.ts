@@ -41,13 +41,19 @@ function operatorActor(): string {
  * the command line goes through the same services, transactions and audit entries as the admin API.
  */
 async function withServices<T>(fn: (get: Get) => Promise<T>): Promise<T> {
-  const [{ NestFactory }, { AppModule }, { assertDatabaseReady, DatabaseNotReadyError }, { JsonLogger }] =
-    await Promise.all([
-      import('@nestjs/core'),
-      import('../app.module.js'),
-      import('../database/data-source.js'),
-      import('../common/logger.js'),
-    ]);
+  const [
+    { NestFactory },
+    { AppModule },
+    { assertDatabaseReady, DatabaseNotReadyError },
+    { JsonLogger },
+    { assertMasterKeys, MasterKeyMismatchError },
+  ] = await Promise.all([
+    import('@nestjs/core'),
+    import('../app.module.js'),
+    import('../database/data-source.js'),
+    import('../common/logger.js'),
+    import('../common/master-key-check.js'),
+  ]);
   const config = await loadConfig({ PROCESS_ROLE: 'api' });
   const logger = new JsonLogger(process.env.LOG_LEVEL === 'debug' ? 'debug' : 'error', (line) =>
     process.stderr.write(line + '\n'),
@@ -57,6 +63,13 @@ async function withServices<T>(fn: (get: Get) => Promise<T>): Promise<T> {
     await assertDatabaseReady(config.env.DATABASE_URL);
   } catch (err) {
     if (err instanceof DatabaseNotReadyError) throw new CliRefusal(err.message);
+    throw err;
+  }
+  // S7: nothing is sealed or opened under a master key that is not the data's.
+  try {
+    await assertMasterKeys(config.env.DATABASE_URL, config.secrets);
+  } catch (err) {
+    if (err instanceof MasterKeyMismatchError) throw new CliRefusal(err.message);
     throw err;
   }
   const ctx = await NestFactory.createApplicationContext(AppModule.register(config), { logger, abortOnError: false });
