@@ -17,6 +17,7 @@ import { TenantPlanSync1764000060000 } from './1764000060000-tenant-plan-sync.js
 import { AuditPartitions1764000070000 } from './1764000070000-audit-partitions.js';
 import { OutboxNotifyUndispatched1764000080000 } from './1764000080000-outbox-notify-undispatched.js';
 import { LighterDocumentWrites1764000090000 } from './1764000090000-lighter-document-writes.js';
+import { MasterKeyChecks1795591524793 } from './1795591524793-master-key-checks.js';
 import { ValidationError1795592151181 } from './1795592151181-validation-error.js';
 
 /** Every migration, in order. Listed explicitly: glob loading does not work for TypeScript sources under vitest. */
@@ -40,5 +41,6 @@ export const migrations = [
   AuditPartitions1764000070000,
   OutboxNotifyUndispatched1764000080000,
   LighterDocumentWrites1764000090000,
+  MasterKeyChecks1795591524793,
   ValidationError1795592151181,
 ];

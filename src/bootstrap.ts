@@ -8,6 +8,7 @@ import helmet from 'helmet';
 import { AppModule, type AppOverrides } from './app.module.js';
 import { JsonTooDeepError, MAX_JSON_BODY_DEPTH, jsonDepthExceeds } from './common/json-depth.js';
 import { JsonLogger } from './common/logger.js';
+import { assertMasterKeys } from './common/master-key-check.js';
 import { MetricsService } from './metrics/metrics.service.js';
 import { requestContext } from './common/request-context.js';
 import type { AppConfig } from './config/app-config.js';
@@ -46,6 +47,16 @@ export async function prepareDatabase(config: AppConfig, logger: LoggerService):
   }
 }
 
+/**
+ * The path the client asked for: a router mounted on a prefix (the queue dashboard) shortens `req.path`
+ * to the part below it. The query is left out: it may carry a one-time token.
+ */
+export function requestedPath(req: Request): string {
+  const url = req.originalUrl || req.url;
+  const query = url.indexOf('?');
+  return query === -1 ? url : url.slice(0, query);
+}
+
 /** Request id (from X-Request-Id when sane, else fresh) and one structured log line a request. */
 function requestScope(logger: LoggerService) {
   return (req: Request, res: Response, next: NextFunction) => {
@@ -61,7 +72,7 @@ function requestScope(logger: LoggerService) {
           request_id: ctx.requestId,
           tenant_id: ctx.tenantId,
           method: req.method,
-          path: req.path,
+          path: requestedPath(req),
           status: res.statusCode,
           duration_ms: Number(process.hrtime.bigint() - started) / 1e6,
         },
@@ -106,6 +117,8 @@ export async function createApp(
   logger: LoggerService = new JsonLogger(config.env.LOG_LEVEL),
   overrides: AppOverrides = {},
 ) {
+  // S7: refuse to start with a master key that is not the one the stored secrets were sealed with.
+  await assertMasterKeys(config.env.DATABASE_URL, config.secrets);
   const server = express();
   // Paths match exactly as written: express would otherwise route /ADMIN/... and /list/ to /admin/... and /list.
   // (The authentication step reads route metadata, not the path; this keeps one spelling per route.)

@@ -148,7 +148,12 @@ describe('quotas (M3): atomic upload reservation, API calls, storage, and a new 
   let a: TestApp;
   let b: TestApp;
   const clock = new MovableClock();
-  const managed = { DEPLOYMENT_MODE: 'managed', USAGE_FLUSH_INTERVAL_MS: '3600000' };
+  // 32 uploads of one tenant at once: the quota is what refuses them here, not the uploads-in-flight bound.
+  const managed = {
+    DEPLOYMENT_MODE: 'managed',
+    USAGE_FLUSH_INTERVAL_MS: '3600000',
+    UPLOADS_IN_FLIGHT_PER_TENANT: '64',
+  };
 
   beforeAll(async () => {
     a = await startApp({ env: managed, clock });
@@ -198,6 +203,35 @@ describe('quotas (M3): atomic upload reservation, API calls, storage, and a new 
     const usage = await usageOf(b, tenant.apiKey);
     expect(usage).toMatchObject({ documents_uploaded: 12, documents_limit: 12 });
     expect(usage.storage_bytes).toBe(storedFiles(a, tenant.id).reduce((s, f) => s + f.size, 0));
+  });
+
+  it('a retry of the upload that took the last document slot answers its first record, not 429; usage unchanged', async () => {
+    const tenant = await createTenant(a);
+    await enterprise(tenant, { documents: 2 });
+    await upload(a, tenant.apiKey, (await buildSdf()).archive).expect(201);
+    const last = (await buildSdf()).archive;
+    const first = await upload(a, tenant.apiKey, last, { 'Idempotency-Key': 'erp-last-1' }).expect(201);
+    expect(first.headers['idempotent-replayed']).toBeUndefined();
+    const before = await usageOf(a, tenant.apiKey);
+    expect(before).toMatchObject({ documents_uploaded: 2, documents_limit: 2 });
+
+    // The quota is full: a new upload is refused, the retry (its answer lost) is not, on either instance.
+    const fresh = await upload(b, tenant.apiKey, (await buildSdf()).archive);
+    expect(fresh.status).toBe(429);
+    expect(fresh.body.error.code).toBe('QUOTA_EXCEEDED');
+    for (const t of [a, b]) {
+      const retry = await upload(t, tenant.apiKey, last, { 'Idempotency-Key': 'erp-last-1' });
+      expect(retry.status).toBe(201);
+      expect(retry.headers['idempotent-replayed']).toBe('true');
+      expect(retry.body.id).toBe(first.body.id);
+    }
+    expect(await rowsOf(tenant)).toBe(2);
+    expect(storedFiles(a, tenant.id)).toHaveLength(2);
+    expect(await uploadedEvents(tenant)).toBe(2);
+    expect(await usageOf(b, tenant.apiKey)).toMatchObject({
+      documents_uploaded: 2,
+      storage_bytes: before.storage_bytes,
+    });
   });
 
   it('the storage quota refuses an upload that would pass it, storing nothing; a delete frees the bytes', async () => {

@@ -66,6 +66,25 @@ describe('sdf admin (operator CLI)', () => {
     expect(again.stderr).toMatch(/already exists/);
   });
 
+  it('tenant-token takes the tenant slug as well as its id; an unknown slug is 1, a malformed one 2', async () => {
+    const slug = `tok-${randomBytes(3).toString('hex')}`;
+    const created = await runNode([distCli, 'admin', 'create-tenant', '--name', 'Token Tenant', '--slug', slug], env);
+    const tenant = JSON.parse(created.stdout) as { id: string };
+    for (const ref of [slug, tenant.id]) {
+      const minted = await runNode([distCli, 'admin', 'tenant-token', '--tenant', ref], env);
+      expect(minted.code, ref).toBe(0);
+      const whoami = await t.http().get('/tenant').set('Authorization', `Bearer ${minted.stdout.trim()}`).expect(200);
+      expect(whoami.body.tenant.id).toBe(tenant.id);
+    }
+    const unknown = await runNode([distCli, 'admin', 'tenant-token', '--tenant', 'no-such-tenant'], env);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/Tenant not found/);
+    expect(unknown.stdout).toBe('');
+    const malformed = await runNode([distCli, 'admin', 'tenant-token', '--tenant', 'Not A Slug'], env);
+    expect(malformed.code).toBe(2);
+    expect(malformed.stderr).toMatch(/--tenant/);
+  });
+
   it('rotates the master key: every sealed secret ends under the new key id, and no key is printed', async () => {
     const newKey = randomBytes(32).toString('base64');
     const rotated = await runNode([distCli, 'admin', 'rotate-master-key'], {

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openArchive, validate, type ValidationResult, type VerifyResult } from '../src/sdf/index.js';
 import { buildSdf, invoiceData, INVOICE_SCHEMA } from '../src/sdf/testing/build-sdf.js';
-import { distCli, requireBuild, runNode, type RunResult } from './helpers/processes.js';
+import { distCli, projectRoot, requireBuild, runNode, type RunResult } from './helpers/processes.js';
 
 const hasCommand = (name: string): boolean => spawnSync('sh', ['-c', `command -v ${name}`]).status === 0;
 
@@ -131,12 +131,28 @@ describe('sdf format commands (built binary)', () => {
       at('signed.sdf'),
     );
     expect(signed.code).toBe(0);
+    // What was written goes to stderr; stdout stays empty for whatever pipes it.
+    expect(signed.stdout).toBe('');
+    expect(signed.stderr).toBe(`signed ${at('signed.sdf')} (key id cli-ec, ECDSA-P256)\n`);
     const before = await openArchive(at('invoice.sdf'));
     const after = await openArchive(at('signed.sdf'));
     expect([...after.files.keys()].sort()).toEqual([...before.files.keys(), 'signature.sig'].sort());
     for (const [name, bytes] of before.files) expect(after.files.get(name)!.equals(bytes)).toBe(true);
     const rsaSigned = await sdf('sign', at('invoice.sdf'), '--key', at('rsa/private.pem'), '-o', at('rsa-signed.sdf'));
     expect(rsaSigned.code).toBe(0);
+    expect(rsaSigned.stdout).toBe('');
+    const rsaKid = (JSON.parse(readFileSync(at('rsa/public.jwk.json'), 'utf8')) as { keys: { kid: string }[] }).keys[0]
+      .kid;
+    expect(rsaSigned.stderr).toBe(`signed ${at('rsa-signed.sdf')} (key id ${rsaKid}, RSA-2048)\n`);
+  });
+
+  it('--version prints the version of package.json and exits 0', async () => {
+    const { version } = JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as { version: string };
+    for (const flag of ['--version', '-V']) {
+      const res = await sdf(flag);
+      expect(res.code).toBe(0);
+      expect(res.stdout).toBe(`${version}\n`);
+    }
   });
 
   it('verify trusts a PEM, a JWK set file and a JWKS URL, and says untrusted or invalid otherwise', async () => {

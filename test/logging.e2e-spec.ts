@@ -39,4 +39,15 @@ describe('structured logs', () => {
     ];
     for (const secret of secrets) expect(all).not.toContain(secret);
   });
+
+  it('log the whole path the client asked for, under a mounted router too, without its query', async () => {
+    await t.http().get('/admin/queues/dashboard/api/queues?token=one-time-secret').set('X-Request-Id', 'req-mounted');
+    await t.http().get('/list?limit=5').set('X-Request-Id', 'req-plain');
+    const parsed = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    const mounted = parsed.find((l) => l.msg === 'request' && l.request_id === 'req-mounted');
+    expect(mounted).toMatchObject({ method: 'GET', path: '/admin/queues/dashboard/api/queues', status: 401 });
+    const plain = parsed.find((l) => l.msg === 'request' && l.request_id === 'req-plain');
+    expect(plain).toMatchObject({ method: 'GET', path: '/list', status: 401 });
+    expect(lines.join('\n')).not.toContain('one-time-secret');
+  });
 });

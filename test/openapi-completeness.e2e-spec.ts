@@ -65,7 +65,7 @@ interface Op {
 }
 
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch', 'options', 'head', 'trace'];
-const ERROR_STATUSES = ['400', '401', '403', '404', '409', '413', '422', '429'];
+const ERROR_STATUSES = ['400', '401', '403', '404', '408', '409', '413', '422', '429'];
 const TENANT_SCHEMES = ['api-key', 'tenant-jwt'];
 const RATE_LIMIT_HEADERS = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'];
 const IDEMPOTENCY_HEADER = 'idempotency-key';

@@ -92,7 +92,9 @@ describe('README walkthrough', () => {
     for (const entry of ['package.json', 'dist', 'examples']) symlinkSync(join(projectRoot, entry), join(work, entry));
 
     const run = await runScript(script, work, { ...env, SDF_URL: baseUrl });
-    expect(run.stderr.replace(/^npm warn .*\n/gm, '')).toBe('');
+    // Nothing on stderr but npm's own warnings and what `sdf sign` says it wrote.
+    const stderr = run.stderr.replace(/^npm warn .*\n/gm, '');
+    expect(stderr).toMatch(/^signed invoice\.signed\.sdf \(key id [\w-]+, ECDSA-P256\)\n$/);
     expect(run.code, run.stdout + run.stderr).toBe(0);
     expect(run.stdout.match(/VALID, trusted/g)).toHaveLength(2);
     expect(existsSync(join(work, 'signed.sdf'))).toBe(true);

@@ -40,14 +40,20 @@ function operatorActor(): string {
  * Runs `fn` inside an application context (database migrated, no HTTP listener, no job workers), so
  * the command line goes through the same services, transactions and audit entries as the admin API.
  */
-async function withServices<T>(fn: (get: <S>(token: new (...args: never[]) => S) => S) => Promise<T>): Promise<T> {
-  const [{ NestFactory }, { AppModule }, { assertDatabaseReady, DatabaseNotReadyError }, { JsonLogger }] =
-    await Promise.all([
-      import('@nestjs/core'),
-      import('../app.module.js'),
-      import('../database/data-source.js'),
-      import('../common/logger.js'),
-    ]);
+async function withServices<T>(fn: (get: Get) => Promise<T>): Promise<T> {
+  const [
+    { NestFactory },
+    { AppModule },
+    { assertDatabaseReady, DatabaseNotReadyError },
+    { JsonLogger },
+    { assertMasterKeys, MasterKeyMismatchError },
+  ] = await Promise.all([
+    import('@nestjs/core'),
+    import('../app.module.js'),
+    import('../database/data-source.js'),
+    import('../common/logger.js'),
+    import('../common/master-key-check.js'),
+  ]);
   const config = await loadConfig({ PROCESS_ROLE: 'api' });
   const logger = new JsonLogger(process.env.LOG_LEVEL === 'debug' ? 'debug' : 'error', (line) =>
     process.stderr.write(line + '\n'),
@@ -59,12 +65,34 @@ async function withServices<T>(fn: (get: <S>(token: new (...args: never[]) => S)
     if (err instanceof DatabaseNotReadyError) throw new CliRefusal(err.message);
     throw err;
   }
+  // S7: nothing is sealed or opened under a master key that is not the data's.
+  try {
+    await assertMasterKeys(config.env.DATABASE_URL, config.secrets);
+  } catch (err) {
+    if (err instanceof MasterKeyMismatchError) throw new CliRefusal(err.message);
+    throw err;
+  }
   const ctx = await NestFactory.createApplicationContext(AppModule.register(config), { logger, abortOnError: false });
   try {
     return await fn((token) => ctx.get(token));
   } finally {
     await ctx.close();
   }
+}
+
+type Get = <S>(token: new (...args: never[]) => S) => S;
+
+/** The tenant named by `--tenant`: its id (UUID) or its slug. Unknown: "Tenant not found" (exit 1). */
+async function tenantOf(get: Get, idOrSlug: string): Promise<{ id: string }> {
+  const [{ TenantsRepository }, { AppError }, { isUuid }] = await Promise.all([
+    import('../tenants/tenants.repository.js'),
+    import('../common/errors.js'),
+    import('../common/uuid.pipe.js'),
+  ]);
+  const tenants = get(TenantsRepository);
+  const tenant = isUuid(idOrSlug) ? await tenants.findById(idOrSlug) : await tenants.findBySlug(idOrSlug);
+  if (!tenant) throw AppError.notFound('Tenant');
+  return tenant;
 }
 
 function print(value: unknown): void {
@@ -110,23 +138,30 @@ export function registerAdminCommands(program: Command): void {
   admin
     .command('tenant-token')
     .description('mint a tenant JWT (HS256) for a service account of a tenant')
-    .requiredOption('--tenant <id>', 'tenant id (UUID)')
+    .requiredOption('--tenant <id-or-slug>', 'tenant id (UUID) or slug')
     .option('--subject <id>', 'the sub claim: user or service id', 'service')
     .action(async (opts: { tenant: string; subject: string }) => {
-      const [{ signTenantToken, SUBJECT }, { isUuid }] = await Promise.all([
+      const [{ signTenantToken, SUBJECT }, { isUuid }, { SLUG_PATTERN }] = await Promise.all([
         import('../auth/tokens.js'),
         import('../common/uuid.pipe.js'),
+        import('../admin/dto/tenant.dto.js'),
       ]);
       // The service refuses a token whose sub breaks this rule; minting one would only fail later.
       if (!SUBJECT.test(opts.subject)) {
         throw new CliUsageError('--subject must be 1 to 128 of A-Z a-z 0-9 . _ @ : -');
       }
-      if (!isUuid(opts.tenant)) throw new CliUsageError('--tenant must be a tenant id (UUID)');
+      if (!isUuid(opts.tenant) && !SLUG_PATTERN.test(opts.tenant)) {
+        throw new CliUsageError('--tenant must be a tenant id (UUID) or slug');
+      }
+      // An id is minted for as given (no database needed); a slug is looked up.
+      const tenantId = isUuid(opts.tenant)
+        ? opts.tenant
+        : await withServices(async (get) => (await tenantOf(get, opts.tenant)).id);
       const config = await loadConfig();
       process.stdout.write(
         signTenantToken(
           config.secrets.jwtSecret,
-          { tenant_id: opts.tenant, sub: opts.subject },
+          { tenant_id: tenantId, sub: opts.subject },
           config.tenantTokenTtlSeconds,
         ) + '\n',
       );
@@ -158,19 +193,10 @@ export function registerAdminCommands(program: Command): void {
     .action(async (opts: { tenant: string; name: string; expiresAt?: string }) => {
       const input = { name: opts.name, expires_at: opts.expiresAt };
       await validateDto('key', input);
-      const [{ AdminService }, { TenantsRepository }, { AppError }, { isUuid }] = await Promise.all([
-        import('../admin/admin.service.js'),
-        import('../tenants/tenants.repository.js'),
-        import('../common/errors.js'),
-        import('../common/uuid.pipe.js'),
-      ]);
+      const { AdminService } = await import('../admin/admin.service.js');
       print(
         await withServices(async (get) => {
-          const tenants = get(TenantsRepository);
-          const tenant = isUuid(opts.tenant)
-            ? await tenants.findById(opts.tenant)
-            : await tenants.findBySlug(opts.tenant);
-          if (!tenant) throw AppError.notFound('Tenant');
+          const tenant = await tenantOf(get, opts.tenant);
           return get(AdminService).createApiKey(tenant.id, input, { actor: operatorActor(), ip: null });
         }),
       );

@@ -168,7 +168,11 @@ export function registerFormatCommands(program: Command): void {
         privateKeyPem: (await readInput(o.key)).toString('utf8'),
         keyId: o.kid,
       });
-      await writeFile(o.out ?? file, signed);
+      const out = o.out ?? file;
+      await writeFile(out, signed);
+      // What was written, read back from the signature itself; on stderr, so stdout stays free for a pipe.
+      const written = await verifyArchive(signed);
+      process.stderr.write(`signed ${out} (key id ${written.key_id ?? '-'}, ${written.algorithm ?? '-'})\n`);
     });
 
   program

@@ -2,13 +2,17 @@
 import { Command, CommanderError } from 'commander';
 import { SdfError } from '../sdf/index.js';
 import { AppError } from '../common/errors.js';
+import { readPackageVersion } from '../config/app-config.js';
 import { CliRefusal, registerAdminCommands } from './admin-commands.js';
 import { CliUsageError, registerFormatCommands } from './format-commands.js';
 
 /** Exit codes: 0 ok, 1 SDF error, 2 usage error, 3 internal error. */
 export const EXIT = { ok: 0, sdf: 1, usage: 2, internal: 3 } as const;
 
-const program = new Command('sdf').description('Build, inspect, validate and sign SDF files').exitOverride();
+const program = new Command('sdf')
+  .description('Build, inspect, validate and sign SDF files')
+  .version(readPackageVersion(), '-V, --version', 'print the version of sdf and exit')
+  .exitOverride();
 registerFormatCommands(program);
 registerAdminCommands(program);
 

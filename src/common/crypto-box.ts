@@ -1,5 +1,7 @@
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 
+const MASTER_KEY_CHECK_LABEL = 'sdf master key check v1';
+
 /**
  * S7: secrets at rest (signing keys, TOTP secrets, connector credentials, webhook secrets) are
  * AES-256-GCM under a master key. The stored form names the master key's id so the key can rotate:
@@ -10,7 +12,7 @@ export class CryptoBox {
 
   constructor(
     private readonly keys: ReadonlyMap<string, Buffer>,
-    private readonly currentKeyId: string,
+    readonly currentKeyId: string,
   ) {
     if (!keys.has(currentKeyId)) throw new Error(`master key ${currentKeyId} is not configured`);
   }
@@ -72,6 +74,22 @@ export class CryptoBox {
   /** Whether a stored keyed hash was made under another master key than the current one (or is no keyed hash). */
   keyedHashIsStale(stored: string | null): boolean {
     return stored === null || !stored.startsWith(`v${this.currentKeyId}.`);
+  }
+
+  /** The ids of the configured master keys, the current one first. */
+  get keyIds(): string[] {
+    return [this.currentKeyId, ...[...this.keys.keys()].filter((id) => id !== this.currentKeyId)];
+  }
+
+  /**
+   * S7: the check value of a configured master key, HMAC-SHA-256 of a fixed label under it (hex). Stored
+   * beside the sealed data (master_key_checks), it tells whether a process holds the key the data was
+   * sealed with, without revealing the key.
+   */
+  checkValue(keyId: string = this.currentKeyId): string {
+    const key = this.keys.get(keyId);
+    if (!key) throw new Error(`master key ${keyId} is not configured`);
+    return createHmac('sha256', key).update(MASTER_KEY_CHECK_LABEL).digest('hex');
   }
 
   private hashKey(purpose: string, keyId: string): Buffer {

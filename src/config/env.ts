@@ -102,6 +102,13 @@ export const envSchema = z.object({
   // Upload bodies are spooled here (never held in memory) before the partial read of meta.json (S2);
   // default: the local store's .tmp folder (so storing moves the file), with S3 the OS temp folder.
   UPLOAD_TMP_DIR: z.string().optional(),
+  // Upload bodies (POST /upload, /sdf, /validate) one tenant may have in flight at once, across every API
+  // process (counted in Redis); beyond it 429 RATE_LIMITED with Retry-After.
+  UPLOADS_IN_FLIGHT_PER_TENANT: positiveInt.default(16),
+  // A stalled upload body: in every window of UPLOAD_BODY_STALL_MS at least UPLOAD_BODY_MIN_BYTES must
+  // arrive, else the upload is cut (408, connection closed, nothing kept). Headers: HTTP_HEADERS_TIMEOUT_MS.
+  UPLOAD_BODY_STALL_MS: positiveInt.default(10_000),
+  UPLOAD_BODY_MIN_BYTES: positiveInt.default(10 * 1024),
 
   // The validation pool (F6 safety budget) and the validate-sdf workers (S9).
   VALIDATION_POOL_WORKERS: positiveInt.optional(),

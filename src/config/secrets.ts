@@ -9,6 +9,8 @@ export interface Secrets {
   /** Master keys by id; `currentKeyId` encrypts, the others only decrypt (S7 rotation). */
   masterKeys: Map<string, Buffer>;
   currentKeyId: string;
+  /** Where the current master key came from, for messages: the MASTER_KEY variable or the secrets file. */
+  masterKeySource: string;
   generatedFile?: string;
 }
 
@@ -43,6 +45,7 @@ export function resolveSecrets(env: Env, options: { generate: boolean } = { gene
     adminJwtSecret: env.ADMIN_JWT_SECRET ?? file!.admin_jwt_secret,
     masterKeys,
     currentKeyId: env.MASTER_KEY_ID,
+    masterKeySource: env.MASTER_KEY ? 'the MASTER_KEY environment variable' : `the secrets file ${env.SECRETS_FILE}`,
     generatedFile,
   };
 }

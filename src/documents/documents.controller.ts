@@ -66,13 +66,32 @@ const MALFORMED_IDEMPOTENCY_KEY: ErrorCase = {
   details: [{ path: '/headers/idempotency-key', message: 'must be 1 to 255 visible ASCII characters' }],
 };
 
-/** The multipart body of /upload and /validate: no file field is 400, a file over MAX_UPLOAD_BYTES is 413. */
+/**
+ * The multipart body of /upload and /validate: no file field is 400, a file over MAX_UPLOAD_BYTES is 413,
+ * a stalled body 408, and past the tenant's uploads in flight 429 (beside the tenant routes' own 429s).
+ */
 const FileBody = () =>
   applyDecorators(
     ApiConsumes('multipart/form-data'),
     ApiBody(FILE_BODY),
     ApiError(400, 'Not multipart/form-data, no `file` field, or a malformed body', ERRORS.notMultipart),
+    ApiError(
+      408,
+      'The body stalled: less than UPLOAD_BODY_MIN_BYTES arrived within UPLOAD_BODY_STALL_MS; the connection is ' +
+        'closed and nothing is kept',
+      ERRORS.bodyStalled,
+    ),
     ApiError(413, 'The file is over MAX_UPLOAD_BYTES (50 MB by default); nothing is stored', ERRORS.fileTooLarge),
+    ApiError(
+      429,
+      "Past the tenant's uploads in flight (UPLOADS_IN_FLIGHT_PER_TENANT) or its rate limit (RATE_LIMITED), past " +
+        'a quota of the plan on the managed deployment (QUOTA_EXCEEDED), or too many failed authentications ' +
+        'from this address; Retry-After says when to try again',
+      ERRORS.tooManyUploads,
+      ERRORS.rateLimited,
+      ERRORS.quotaExceeded,
+      ERRORS.authFailures,
+    ),
   );
 
 const Upload = () =>

@@ -7,6 +7,7 @@ import { DocumentsService } from './documents.service.js';
 import { PendingSweeper } from './jobs/pending-sweeper.js';
 import { configureValidateWorker, ValidateSdfProcessor } from './jobs/validate-sdf.processor.js';
 import { UploadHandler } from './upload.handler.js';
+import { UploadSlots } from './upload-slots.js';
 import { ValidationExtensions } from './validation-extensions.js';
 import { ValidationPoolService } from './validation-pool.service.js';
 
@@ -26,6 +27,7 @@ export class DocumentsModule {
         DocumentsRepository,
         DocumentsService,
         UploadHandler,
+        UploadSlots,
         ValidationExtensions,
         ValidationPoolService,
         ...workerProviders(config, [ValidateSdfProcessor, PendingSweeper]),

@@ -82,6 +82,11 @@ export class DocumentsService {
     @Optional() private readonly meter?: UsageMeter,
   ) {}
 
+  /** S2: the record a repeated Idempotency-Key answers with, if that key was used before. */
+  async replayOf(tenantId: string, idempotencyKey: string | null): Promise<SdfDocument | null> {
+    return idempotencyKey ? this.documents.findByIdempotencyKey(tenantId, idempotencyKey) : null;
+  }
+
   /**
    * S2: partial read of meta.json from the spooled file, store the file, then in one transaction the
    * record (pending), its audit entry and the document.uploaded event; the validation job is enqueued
@@ -93,10 +98,8 @@ export class DocumentsService {
     idempotencyKey: string | null,
   ): Promise<{ doc: SdfDocument; replayed: boolean }> {
     const tenantId = actor.auth.tenantId;
-    if (idempotencyKey) {
-      const first = await this.documents.findByIdempotencyKey(tenantId, idempotencyKey);
-      if (first) return { doc: first, replayed: true };
-    }
+    const first = await this.replayOf(tenantId, idempotencyKey);
+    if (first) return { doc: first, replayed: true };
     // SdfError (NOT_ZIP, INVALID_META, ...) becomes 422 in the exception filter; nothing is stored yet.
     const meta = await readMeta(file.path, this.pool.limits);
     const id = randomUUID();

@@ -28,6 +28,8 @@ export interface SpoolOptions {
   field?: string;
   /** fsync the file before closing it, for a file that is to be stored (moved into storage as it is). */
   durable?: boolean;
+  /** A body that delivers less than `minBytes` in any window of `windowMs` is cut (408, connection closed). */
+  stall?: { windowMs: number; minBytes: number };
 }
 
 /** Multipart framing around the file never comes near this; a declared length beyond it cannot fit. */
@@ -37,6 +39,15 @@ export function payloadTooLarge(maxBytes: number): AppError {
   return AppError.of('PAYLOAD_TOO_LARGE', `The file exceeds the maximum size of ${maxBytes} bytes`, [
     { path: '/file', message: `must be at most ${maxBytes} bytes` },
   ]);
+}
+
+export function bodyStalled(stall: { windowMs: number; minBytes: number }): AppError {
+  const error = AppError.of(
+    'REQUEST_TIMEOUT',
+    `The upload body stalled: less than ${stall.minBytes} bytes arrived in ${stall.windowMs} ms`,
+    [{ path: '/file', message: `must arrive at ${stall.minBytes} bytes per ${stall.windowMs} ms at least` }],
+  );
+  return new AppError(error.status, error.code, error.message, error.details, { Connection: 'close' });
 }
 
 /**
@@ -86,13 +97,38 @@ export async function spoolUpload(req: Request, options: SpoolOptions): Promise<
       }
       let writing: Promise<SpooledFile> | undefined;
       let settled = false;
+      let watch: NodeJS.Timeout | undefined;
       const fail = (err: unknown) => {
         if (settled) return;
         settled = true;
+        clearInterval(watch);
         req.unpipe(parser);
         req.resume();
         reject(err);
       };
+      if (options.stall) {
+        // A body that trickles (a byte a second holds the connection, the spool file and the tenant's
+        // upload slot for the whole request time-out) is cut: answered 408, then the connection is closed
+        // instead of reading the rest, and the partial file goes like any refused one.
+        const stall = options.stall;
+        let received = 0;
+        let seen = 0;
+        req.on('data', (chunk: Buffer) => {
+          received += chunk.length;
+        });
+        req.once('end', () => clearInterval(watch));
+        watch = setInterval(() => {
+          if (received - seen >= stall.minBytes) {
+            seen = received;
+            return;
+          }
+          req.res?.once('finish', () => req.socket.destroy());
+          fail(bodyStalled(stall));
+          parser.destroy();
+          req.pause();
+        }, stall.windowMs);
+        watch.unref();
+      }
 
       parser.on('file', (name, stream, info) => {
         if (name !== field || writing) {
@@ -123,6 +159,7 @@ export async function spoolUpload(req: Request, options: SpoolOptions): Promise<
         writing.then((file) => {
           if (settled) return;
           settled = true;
+          clearInterval(watch);
           resolve(file);
         }, fail);
       });

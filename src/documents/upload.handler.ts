@@ -10,7 +10,9 @@ import { STORAGE_DRIVER, type StorageDriver } from '../storage/storage-driver.js
 import { DocumentsService, type Actor } from './documents.service.js';
 import { DocumentDto } from './dto/document.dto.js';
 import type { ValidateFailedDto, ValidateOkDto } from './dto/validate-result.dto.js';
+import type { SdfDocument } from './entities/document.entity.js';
 import { spoolUpload, type SpooledFile } from './upload-spool.js';
+import { UploadSlots } from './upload-slots.js';
 import { ValidationExtensions } from './validation-extensions.js';
 import { ValidationPoolService } from './validation-pool.service.js';
 
@@ -25,22 +27,38 @@ export class UploadHandler {
     private readonly documents: DocumentsService,
     private readonly pool: ValidationPoolService,
     private readonly extensions: ValidationExtensions,
+    private readonly slots: UploadSlots,
     @Optional() private readonly meter?: UsageMeter,
   ) {}
 
-  /** `store`: the file is to be stored, so it is flushed to disk as it is written (then moved into place). */
-  private async withFile<T>(req: Request, store: boolean, use: (file: SpooledFile) => Promise<T>): Promise<T> {
-    const file = await spoolUpload(req, {
-      maxBytes: this.config.env.MAX_UPLOAD_BYTES,
-      // Beside the stored files unless configured, so storing the upload moves it instead of copying it.
-      tmpDir: this.config.env.UPLOAD_TMP_DIR ?? this.storage.spoolDir?.(),
-      durable: store,
+  /**
+   * `store`: the file is to be stored, so it is flushed to disk as it is written (then moved into place).
+   * The body is read in one of the tenant's upload slots, given back when the work ends or the client goes.
+   */
+  private async withFile<T>(
+    tenantId: string,
+    req: Request,
+    store: boolean,
+    use: (file: SpooledFile) => Promise<T>,
+  ): Promise<T> {
+    const env = this.config.env;
+    // The response's `close`: when the answer has gone out, or the connection dropped (the request's own
+    // `close` already comes once its body is read).
+    const gone = (release: () => void) => (req.res ?? req).once('close', release);
+    return this.slots.run(tenantId, gone, async () => {
+      const file = await spoolUpload(req, {
+        maxBytes: env.MAX_UPLOAD_BYTES,
+        // Beside the stored files unless configured, so storing the upload moves it instead of copying it.
+        tmpDir: env.UPLOAD_TMP_DIR ?? this.storage.spoolDir?.(),
+        durable: store,
+        stall: { windowMs: env.UPLOAD_BODY_STALL_MS, minBytes: env.UPLOAD_BODY_MIN_BYTES },
+      });
+      try {
+        return await use(file);
+      } finally {
+        await file.discard();
+      }
     });
-    try {
-      return await use(file);
-    } finally {
-      await file.discard();
-    }
   }
 
   async upload(actor: Actor, req: Request, res: Response, idempotencyKey: string | undefined): Promise<DocumentDto> {
@@ -50,9 +68,22 @@ export class UploadHandler {
         { path: '/headers/idempotency-key', message: 'must be 1 to 255 visible ASCII characters' },
       ]);
     }
-    const { doc, replayed } = await this.withFile(req, true, (file) =>
-      this.withQuota(actor, req, file.size, () => this.documents.upload(actor, file, idempotencyKey ?? null)),
+    const tenantId = actor.auth.tenantId;
+    const key = idempotencyKey ?? null;
+    // S2: a retry of a stored upload answers the first record before anything else. It needs no quota
+    // (the document is stored and counted already), no upload slot and no spool file; its body is dropped.
+    const first = await this.documents.replayOf(tenantId, key);
+    if (first) {
+      req.resume();
+      return this.answer(res, { doc: first, replayed: true });
+    }
+    const stored = await this.withFile(tenantId, req, true, (file) =>
+      this.withQuota(actor, req, file.size, key, () => this.documents.upload(actor, file, key)),
     );
+    return this.answer(res, stored);
+  }
+
+  private answer(res: Response, { doc, replayed }: { doc: SdfDocument; replayed: boolean }): DocumentDto {
     if (replayed) res.setHeader('Idempotent-Replayed', 'true');
     return DocumentDto.from(doc);
   }
@@ -62,16 +93,20 @@ export class UploadHandler {
    * concurrent uploads cannot overshoot a quota; a refused upload stores nothing, and a reservation that
    * does not become a new document (refused file, failure, idempotent replay) is given back.
    */
-  private async withQuota<T extends { replayed: boolean }>(
+  private async withQuota(
     actor: Actor,
     req: Request,
     bytes: number,
-    store: () => Promise<T>,
-  ): Promise<T> {
+    idempotencyKey: string | null,
+    store: () => Promise<{ doc: SdfDocument; replayed: boolean }>,
+  ): Promise<{ doc: SdfDocument; replayed: boolean }> {
     if (!this.meter) return store();
     const tenantId = actor.auth.tenantId;
     const reservation = await this.meter.reserveUpload(tenantId, bytes);
     if (!reservation.ok) {
+      // A concurrent upload with the same key stored the document while this body was arriving: a replay.
+      const first = await this.documents.replayOf(tenantId, idempotencyKey);
+      if (first) return { doc: first, replayed: true };
       // Limits: the first refusal of a quota in its period is audited.
       if (reservation.firstRefusal) {
         const by = { actor: actor.auth.actor, ip: actor.ip };
@@ -91,7 +126,7 @@ export class UploadHandler {
 
   /** POST /validate: the whole validation, synchronously, in the pool; nothing is stored (F10). */
   async validate(auth: TenantAuth, req: Request, res: Response): Promise<ValidateOkDto | ValidateFailedDto> {
-    const result: ValidationResult = await this.withFile(req, false, (file) =>
+    const result: ValidationResult = await this.withFile(auth.tenantId, req, false, (file) =>
       this.pool.validate(auth.tenantId, file.path, 'interactive'),
     );
     const stored = await this.extensions.toStored(auth.tenantId, result);

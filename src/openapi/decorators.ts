@@ -5,7 +5,7 @@ import { errorBody, type ErrorDetail } from '../common/errors.js';
 import { EXAMPLE_UUID } from './examples.js';
 
 /** The client error statuses the document answers with the S5 body. */
-export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 422 | 429;
+export type ErrorStatus = 400 | 401 | 403 | 404 | 408 | 409 | 413 | 422 | 429;
 
 /**
  * One way an operation fails, as the service answers it: a code of src/common/errors.ts (or an
@@ -87,6 +87,18 @@ const ERROR_CASES = {
     code: 'QUOTA_EXCEEDED',
     message: "The plan's api_calls quota for this billing period is used up",
     details: [{ path: '/quota/api_calls', message: 'quota exceeded until the period ends' }],
+  },
+  tooManyUploads: {
+    name: 'too_many_uploads',
+    code: 'RATE_LIMITED',
+    message: 'Too many uploads in flight for this tenant (at most 16 at once)',
+    details: [{ path: '/uploads_in_flight', message: 'must be at most 16' }],
+  },
+  bodyStalled: {
+    name: 'body_stalled',
+    code: 'REQUEST_TIMEOUT',
+    message: 'The upload body stalled: less than 10240 bytes arrived in 10000 ms',
+    details: [{ path: '/file', message: 'must arrive at 10240 bytes per 10000 ms at least' }],
   },
   bodyTooLarge: { name: 'body_too_large', code: 'PAYLOAD_TOO_LARGE', message: 'Request body is too large' },
   fileTooLarge: {

@@ -19,6 +19,7 @@ function config(role: 'api' | 'worker' | 'all'): AppConfig {
     adminJwtSecret: 'b'.repeat(32),
     masterKeys: new Map(),
     currentKeyId: '1',
+    masterKeySource: 'the MASTER_KEY environment variable',
   };
   return new AppConfig(parseEnv({ PROCESS_ROLE: role }), secrets);
 }

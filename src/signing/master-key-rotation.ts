@@ -1,5 +1,11 @@
 import type { DataSource } from 'typeorm';
 import { CryptoBox } from '../common/crypto-box.js';
+import {
+  MasterKeyMismatchError,
+  recordRotatedMasterKey,
+  verifyMasterKeys,
+  type Query,
+} from '../common/master-key-check.js';
 import { credentialsAssociatedData } from '../connectors/credentials.js';
 import { rehashWebhookSecrets } from '../webhooks/secret-hash.js';
 import { secretAssociatedData } from '../webhooks/webhooks.service.js';
@@ -72,6 +78,14 @@ export async function rotateMasterKey(
   options: { batchSize?: number; columns?: SealedColumn[] } = {},
 ): Promise<MasterKeyRotationResult> {
   const batchSize = options.batchSize ?? 200;
+  const query: Query = (sql, params) => dataSource.query(sql, params);
+  // A key id configured with another key than the data's would seal everything under a wrong key.
+  try {
+    await verifyMasterKeys(query, cryptoBox, 'the configured MASTER_KEY', { rotating: true });
+  } catch (err) {
+    if (err instanceof MasterKeyMismatchError) throw new MasterKeyRotationError(err.message);
+    throw err;
+  }
   const currentPrefix = sealedPrefixOf(cryptoBox.encrypt(''));
   const result: MasterKeyRotationResult = {
     currentKeyId: currentPrefix.slice(1),
@@ -137,6 +151,8 @@ export async function rotateMasterKey(
     throw new MasterKeyRotationError(`cannot recompute webhooks.secret_hash of row ${hashes.failed[0]}`);
   }
   result.rehashed = hashes.rehashed;
+  // Every secret of every sealed column is under the current key now: only its check value stays.
+  if (!options.columns) await recordRotatedMasterKey(query, cryptoBox);
   return result;
 }
 
