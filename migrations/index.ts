@@ -19,6 +19,7 @@ import { OutboxNotifyUndispatched1764000080000 } from './1764000080000-outbox-no
 import { LighterDocumentWrites1764000090000 } from './1764000090000-lighter-document-writes.js';
 import { MasterKeyChecks1795591524793 } from './1795591524793-master-key-checks.js';
 import { ValidationError1795592151181 } from './1795592151181-validation-error.js';
+import { TotpLock1795592522872 } from './1795592522872-totp-lock.js';
 
 /** Every migration, in order. Listed explicitly: glob loading does not work for TypeScript sources under vitest. */
 export const migrations = [
@@ -43,4 +44,5 @@ export const migrations = [
   LighterDocumentWrites1764000090000,
   MasterKeyChecks1795591524793,
   ValidationError1795592151181,
+  TotpLock1795592522872,
 ];

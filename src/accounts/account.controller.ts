@@ -91,6 +91,11 @@ export class AccountController {
     message: 'The current password is wrong',
     details: [{ path: '/current_password', message: 'wrong' }],
   })
+  @ApiError(429, 'Too many wrong current passwords for this user or from this address (Retry-After)', {
+    name: 'too_many_wrong_passwords',
+    code: 'RATE_LIMITED',
+    message: 'Too many failed logins; try again later',
+  })
   updateProfile(@CurrentUser() c: Caller, @Body() body: UpdateProfileDto): Promise<MemberDto> {
     return this.account.changePassword(c, body.current_password, body.new_password);
   }

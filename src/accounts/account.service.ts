@@ -4,6 +4,7 @@ import { QueryFailedError, type DataSource, type EntityManager } from 'typeorm';
 import { AuditService } from '../audit/audit.service.js';
 import { AppError } from '../common/errors.js';
 import { MailService } from '../email/mail.service.js';
+import { LoginThrottle } from './login-throttle.js';
 import { Tenant } from '../tenants/entities/tenant.entity.js';
 import { AccountsRepository } from './accounts.repository.js';
 import type { RegisteredDto } from './dto/auth.dto.js';
@@ -40,6 +41,7 @@ export class AccountService {
     private readonly sessions: SessionsService,
     private readonly audit: AuditService,
     private readonly mail: MailService,
+    private readonly throttle: LoginThrottle,
   ) {}
 
   /** The caller's row; a user removed since the token was issued is 401. */
@@ -88,7 +90,13 @@ export class AccountService {
     const problems = passwordProblems(next, '/new_password');
     if (problems.length) throw AppError.badRequest('Password does not meet the rules', problems);
     const user = await this.caller(c);
+    // Guesses of the current password with a stolen access token count like failed logins: per account
+    // (keyed by the user, apart from the login counter of the address) and per client address.
+    const account = `password-change:${user.id}`;
+    const address = c.client.ip ?? 'unknown';
+    await this.throttle.assertAllowed(account, address);
     if (!user.password_hash || !(await verifyPassword(user.password_hash, current))) {
+      await this.throttle.recordFailure(account, address);
       throw AppError.badRequest('The current password is wrong', [{ path: '/current_password', message: 'wrong' }]);
     }
     const hash = await hashPassword(next);

@@ -11,6 +11,8 @@ import { AuthController } from './auth.controller.js';
 import { LoginThrottle } from './login-throttle.js';
 import { LoginTickets } from './login-tickets.js';
 import { SessionsService } from './sessions.service.js';
+import { AuthRouteThrottleGuard } from './auth-route-throttle.js';
+import { TotpAttempts } from './totp-attempts.js';
 import { TotpService } from './totp.service.js';
 
 /**
@@ -28,6 +30,8 @@ import { TotpService } from './totp.service.js';
     SessionsService,
     LoginThrottle,
     LoginTickets,
+    TotpAttempts,
+    AuthRouteThrottleGuard,
     TotpService,
   ],
   // The SAML login opens its session through the same service as a password login.

@@ -13,6 +13,7 @@ import { Public, Tenant, UserEndpoint } from '../auth/decorators.js';
 import { ApiError, JsonBodyErrors, type ErrorCase } from '../openapi/decorators.js';
 import { AccountService } from './account.service.js';
 import { AuthFlowsService } from './auth-flows.service.js';
+import { ThrottledPerAddress } from './auth-route-throttle.js';
 import { AcceptInvitationDto } from './dto/account.dto.js';
 import { Client } from './client-info.js';
 import {
@@ -66,6 +67,7 @@ export class AuthController {
 
   @Public()
   @Post('accept-invitation')
+  @ThrottledPerAddress('accept-invitation')
   @ApiOperation({
     summary: 'Join an organization with the token from an invitation mail and a password',
     description:
@@ -85,6 +87,7 @@ export class AuthController {
 
   @Public()
   @Post('register')
+  @ThrottledPerAddress('register')
   @ApiOperation({
     summary: 'Create an organization and its owner; a verification mail goes out',
     description:
@@ -128,7 +131,7 @@ export class AuthController {
     code: 'INVALID_STATE',
     message: 'The email address is already verified',
   })
-  @ApiError(429, 'A mail went out less than a minute ago (Retry-After)', {
+  @ThrottledPerAddress('verify-email-resend', {
     name: 'resend_too_soon',
     code: 'RATE_LIMITED',
     message: 'A verification mail was sent recently',
@@ -158,7 +161,7 @@ export class AuthController {
     code: 'UNAUTHORIZED',
     message: 'Invalid email or password',
   })
-  @ApiError(429, 'Too many failed logins (Retry-After)', {
+  @ThrottledPerAddress('login', {
     name: 'too_many_failures',
     code: 'RATE_LIMITED',
     message: 'Too many failed logins; try again later',
@@ -262,6 +265,16 @@ export class AuthController {
 
   @Public()
   @Post('totp/validate')
+  @ThrottledPerAddress('totp-validate', {
+    name: 'totp_backoff',
+    code: 'RATE_LIMITED',
+    message: 'Too many wrong codes; wait before trying again',
+  })
+  @ApiError(403, 'Too many wrong codes locked the second factor: a recovery code still signs in and lifts the lock', {
+    name: 'totp_locked',
+    code: 'TOTP_LOCKED',
+    message: 'Two-factor sign-in is locked after too many wrong codes: sign in with one of your recovery codes instead',
+  })
   @HttpCode(200)
   @ApiOperation({
     summary: 'Finish a login that answered totp_required: session_token and a code give tokens',

@@ -10,18 +10,22 @@ export interface LoginTicket {
   tenantId: string;
 }
 
-// Counts a wrong code; the ticket dies after MAX_ATTEMPTS of them.
-const FAIL = `
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-local n = redis.call('HINCRBY', KEYS[1], 'failures', 1)
-if n >= tonumber(ARGV[1]) then redis.call('DEL', KEYS[1]) end
-return n
+// Counts a try BEFORE its code is checked, in one step, so concurrent tries cannot outrun the count:
+// the ticket answers at most MAX_ATTEMPTS tries, then dies. Returns {user, tenant} or an empty list.
+const TRY = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return {} end
+local n = redis.call('HINCRBY', KEYS[1], 'tries', 1)
+if n > tonumber(ARGV[1]) then
+  redis.call('DEL', KEYS[1])
+  return {}
+end
+return redis.call('HMGET', KEYS[1], 'user_id', 'tenant_id')
 `;
 
 /**
  * The `session_token` of a login that still needs its TOTP code (M1): random, kept in Redis under
- * its SHA-256 for five minutes, consumed by the first successful validation, and dropped after five
- * wrong codes.
+ * its SHA-256 for five minutes, consumed by the first successful validation, and good for five tries
+ * in all (each counted before its code is checked).
  */
 @Injectable()
 export class LoginTickets {
@@ -32,24 +36,23 @@ export class LoginTickets {
     const key = this.key(raw);
     await this.redis.client
       .multi()
-      .hset(key, { user_id: ticket.userId, tenant_id: ticket.tenantId, failures: '0' })
+      .hset(key, { user_id: ticket.userId, tenant_id: ticket.tenantId, tries: '0' })
       .expire(key, TICKET_TTL_SECONDS)
       .exec();
     return raw;
   }
 
-  async peek(raw: string): Promise<LoginTicket | null> {
-    const data = await this.redis.client.hgetall(this.key(raw));
-    return data.user_id && data.tenant_id ? { userId: data.user_id, tenantId: data.tenant_id } : null;
+  /** Counts one try on the ticket; null when it is unknown, expired or has had its tries. */
+  async tryOnce(raw: string): Promise<LoginTicket | null> {
+    const [userId, tenantId] = (await this.redis.client.eval(TRY, 1, this.key(raw), String(MAX_ATTEMPTS))) as (
+      string | null
+    )[];
+    return userId && tenantId ? { userId, tenantId } : null;
   }
 
   /** True for exactly one caller: the one whose DEL removed the ticket. */
   async consume(raw: string): Promise<boolean> {
     return (await this.redis.client.del(this.key(raw))) === 1;
-  }
-
-  async recordFailure(raw: string): Promise<void> {
-    await this.redis.client.eval(FAIL, 1, this.key(raw), String(MAX_ATTEMPTS));
   }
 
   private key(raw: string): string {

@@ -13,6 +13,21 @@ export function verificationMail(tenantId: string, to: string, link: string): Em
   };
 }
 
+export function totpLockedMail(tenantId: string, to: string): EmailJobData {
+  return {
+    tenant_id: tenantId,
+    kind: 'totp_locked',
+    to,
+    message: {
+      subject: 'Two-factor sign-in locked on your SDF account',
+      text:
+        'Too many wrong two-factor codes were entered for your SDF account, so two-factor sign-in is locked.\n\n' +
+        'To sign in, use one of your recovery codes instead of a code from your app; that lifts the lock.\n\n' +
+        'If these attempts were not yours, someone knows your password: change it once you are signed in.\n',
+    },
+  };
+}
+
 export function invitationMail(tenantId: string, to: string, organization: string, link: string): EmailJobData {
   return {
     tenant_id: tenantId,

@@ -7,14 +7,17 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { AuditService } from '../audit/audit.service.js';
 import { CryptoBox } from '../common/crypto-box.js';
 import { AppError } from '../common/errors.js';
+import { MailService } from '../email/mail.service.js';
 import { AccountsRepository } from './accounts.repository.js';
 import { AuthFlowsService } from './auth-flows.service.js';
 import type { TotpSetupDto } from './dto/totp.dto.js';
 import { RecoveryCode } from './entities/recovery-code.entity.js';
 import { User } from './entities/user.entity.js';
 import { LoginTickets } from './login-tickets.js';
+import { totpLockedMail } from './mails.js';
 import { sha256Hex } from './secrets.js';
 import type { ClientInfo, TokenPair } from './sessions.service.js';
+import { TotpAttempts } from './totp-attempts.js';
 
 const ISSUER = 'SDF';
 const PERIOD_SECONDS = 30;
@@ -47,6 +50,8 @@ export class TotpService {
     private readonly flows: AuthFlowsService,
     private readonly tickets: LoginTickets,
     private readonly audit: AuditService,
+    private readonly attempts: TotpAttempts,
+    private readonly mail: MailService,
   ) {}
 
   async setup(tenantId: string, userId: string, client: ClientInfo): Promise<TotpSetupDto> {
@@ -103,27 +108,72 @@ export class TotpService {
 
   /** Second step of a login that answered `totp_required`: a TOTP or a recovery code, then tokens. */
   async validate(sessionToken: string, code: string, client: ClientInfo): Promise<TokenPair> {
-    const ticket = await this.tickets.peek(sessionToken);
+    // Every try is counted before its code is checked: on the ticket (five in all) and, for TOTP codes,
+    // on the account across tickets (a backoff, then the lock). A recovery code is far too long to
+    // guess, so it is always heard: it is how a locked user gets in.
+    const ticket = await this.tickets.tryOnce(sessionToken);
     if (!ticket) throw AppError.unauthorized('Invalid or expired session token');
+    const isTotp = TOTP_CODE.test(code);
+    const tried = isTotp ? await this.attempts.begin(ticket.userId) : null;
+    if (tried && !tried.allowed) {
+      const error = AppError.of('RATE_LIMITED', 'Too many wrong codes; wait before trying again');
+      throw new AppError(error.status, error.code, error.message, [], {
+        'Retry-After': String(Math.max(1, Math.ceil(tried.retryAfterMs / 1000))),
+      });
+    }
     const outcome = await this.ds.transaction(async (m) => {
       const user = await this.accounts.findForTenant(ticket.tenantId, ticket.userId, m, true);
       if (!user?.totp_enabled) return null;
+      if (isTotp && user.totp_locked_at) return { kind: 'locked' } as const;
       const method = await this.acceptCode(m, user, code);
       if (!method) {
         await this.record(m, user, 'login.totp_failed', client);
-        return 'wrong_code' as const;
+        return { kind: 'wrong', user } as const;
       }
       // The ticket goes with the first good code; a second request with the same ticket finds it gone.
       if (!(await this.tickets.consume(sessionToken))) throw AppError.unauthorized('Invalid or expired session token');
+      if (user.totp_locked_at) {
+        await m.update(User, { id: user.id }, { totp_locked_at: null });
+        await this.record(m, user, 'totp.unlocked', client);
+      }
       // The used step or recovery code, the session and the login entry commit together.
-      return this.flows.completeLogin(user, client, method, m);
+      return { kind: 'ok', tokens: await this.flows.completeLogin(user, client, method, m) } as const;
     });
     if (!outcome) throw AppError.unauthorized('Invalid or expired session token');
-    if (outcome === 'wrong_code') {
-      await this.tickets.recordFailure(sessionToken);
+    if (outcome.kind === 'locked') throw locked();
+    if (outcome.kind === 'wrong') {
+      if (tried?.allowed && tried.tries >= this.attempts.lockAfter) {
+        await this.lock(outcome.user, tried.tries, client);
+        throw locked();
+      }
       throw AppError.unauthorized('Invalid code');
     }
-    return outcome;
+    await this.attempts.forget(ticket.userId);
+    return outcome.tokens;
+  }
+
+  /** Locks the second factor once (a conditional update), audits it and tells the user by mail. */
+  private async lock(user: User, tries: number, client: ClientInfo): Promise<void> {
+    const locked = await this.ds.transaction(async (m) => {
+      const [rows] = (await m.query(
+        `UPDATE users SET totp_locked_at = now() WHERE id = $1 AND totp_locked_at IS NULL RETURNING id`,
+        [user.id],
+      )) as [unknown[], number];
+      if (!rows.length) return false;
+      await this.audit.record(m, {
+        tenantId: user.tenant_id,
+        action: 'totp.locked',
+        actor: 'system:totp',
+        resourceId: user.id,
+        ipAddress: client.ip,
+        metadata: { wrong_codes: tries },
+      });
+      return true;
+    });
+    // The lock holds in the database now; the count starts over, so a locked user's next try meets the
+    // lock (403, a recovery code still heard) rather than a backoff.
+    await this.attempts.forget(user.id);
+    if (locked) await this.mail.enqueue(totpLockedMail(user.tenant_id, user.email));
   }
 
   /** A 6-digit TOTP code, else a recovery code. */
@@ -166,4 +216,11 @@ export class TotpService {
       ipAddress: client.ip,
     });
   }
+}
+
+function locked(): AppError {
+  return AppError.of(
+    'TOTP_LOCKED',
+    'Two-factor sign-in is locked after too many wrong codes: sign in with one of your recovery codes instead',
+  );
 }

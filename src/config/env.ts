@@ -138,6 +138,15 @@ export const envSchema = z.object({
   LOGIN_FAILURE_LIMIT_PER_ACCOUNT: positiveInt.default(5),
   LOGIN_FAILURE_LIMIT_PER_ADDRESS: positiveInt.default(50),
   LOGIN_FAILURE_WINDOW_SECONDS: positiveInt.default(900),
+  // TOTP tries per account across logins: three free, then a backoff doubling from the base up to the
+  // maximum; this many wrong codes lock the second factor until a recovery code lifts it.
+  TOTP_BACKOFF_BASE_MS: positiveInt.default(1000),
+  TOTP_BACKOFF_MAX_MS: positiveInt.default(15 * 60_000),
+  TOTP_LOCK_AFTER: positiveInt.default(10),
+  // Requests per client address and window on each public /v1/auth route (register, login, TOTP,
+  // verification resend, invitation acceptance), counted before anything else.
+  AUTH_ROUTE_LIMIT_PER_ADDRESS: positiveInt.default(60),
+  AUTH_ROUTE_WINDOW_SECONDS: positiveInt.default(60),
   REFRESH_TOKEN_TTL_DAYS: positiveInt.default(30),
 
   // Webhooks (S9, S10). Unset WEBHOOK_ALLOW_PRIVATE_TARGETS follows the deployment: allowed self-hosted, refused managed.

@@ -4,7 +4,7 @@
  */
 export interface EmailJobData {
   tenant_id: string;
-  kind: 'email_verification' | 'invitation';
+  kind: 'email_verification' | 'invitation' | 'totp_locked';
   to: string;
   message: { subject: string; text: string };
 }

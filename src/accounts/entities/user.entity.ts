@@ -36,6 +36,10 @@ export class User {
   @Column({ type: 'bigint', nullable: true })
   totp_last_step: string | null;
 
+  /** Set when too many wrong TOTP codes locked the second factor; a recovery code lifts it. */
+  @Column({ type: 'timestamptz', nullable: true })
+  totp_locked_at: Date | null;
+
   @CreateDateColumn({ type: 'timestamptz' })
   created_at: Date;
 
