@@ -47,7 +47,7 @@ describe('managed /v1 account: organization, profile, team, invitations, ownersh
       .expect(201);
     expect(accepted.body.user).toMatchObject({ email, role });
     expect(accepted.body.organization.id).toBe(owner.tenantId);
-    await t.http().post('/v1/auth/accept-invitation').send({ token, password: MEMBER_PASSWORD }).expect(400);
+    await t.http().post('/v1/auth/accept-invitation').send({ token, password: MEMBER_PASSWORD }).expect(410);
     return { id: accepted.body.user.id as string, email, tokens: await login(t, email, MEMBER_PASSWORD) };
   }
 

@@ -38,6 +38,8 @@ const ManagersOnly = (...more: ErrorCase[]) =>
   );
 
 const MemberId = () => IdParam('userId', 'User', 'No such member of this organization');
+const InvitationId = () =>
+  IdParam('invitationId', 'Invitation', 'No such open invitation (accepted, cancelled or expired ones are gone)');
 
 @ApiTags('v1 account')
 @UserEndpoint()
@@ -128,6 +130,50 @@ export class AccountController {
   })
   invite(@CurrentUser() c: Caller, @Body() body: CreateInvitationDto): Promise<InvitationDto> {
     return this.account.invite(c, body.email, body.role);
+  }
+
+  @Get('team/invitations')
+  @ApiOperation({
+    summary: 'Open invitations with who sent them (owner or admin)',
+    description: 'Invitations not yet accepted, cancelled nor expired, oldest first.',
+  })
+  @ApiOkResponse({ type: [InvitationDto] })
+  @ManagersOnly()
+  invitations(@CurrentUser() c: Caller): Promise<InvitationDto[]> {
+    return this.account.invitations(c);
+  }
+
+  @Post('team/invitations/:invitationId/resend')
+  @ApiOperation({
+    summary: 'Send an open invitation again (owner or admin with a verified address)',
+    description:
+      'Mails a new link with a fresh expiry; the earlier link stops working. The answer is the new invitation ' +
+      '(a new id). Audited.',
+  })
+  @ApiCreatedResponse({ type: InvitationDto })
+  @InvitationId()
+  @ManagersOnly(EMAIL_NOT_VERIFIED)
+  resendInvitation(
+    @CurrentUser() c: Caller,
+    @Param('invitationId', UuidPipe) invitationId: string,
+  ): Promise<InvitationDto> {
+    return this.account.resendInvitation(c, invitationId);
+  }
+
+  @Delete('team/invitations/:invitationId')
+  @HttpCode(204)
+  @ApiOperation({
+    summary: 'Cancel an open invitation (owner or admin)',
+    description: 'Its link stops working at once. Audited.',
+  })
+  @ApiNoContentResponse({ description: 'Cancelled' })
+  @InvitationId()
+  @ManagersOnly()
+  async cancelInvitation(
+    @CurrentUser() c: Caller,
+    @Param('invitationId', UuidPipe) invitationId: string,
+  ): Promise<void> {
+    await this.account.cancelInvitation(c, invitationId);
   }
 
   @Post('team/transfer-ownership')

@@ -5,6 +5,7 @@ import { AuditService } from '../audit/audit.service.js';
 import { AppError } from '../common/errors.js';
 import { MailService } from '../email/mail.service.js';
 import { LoginThrottle } from './login-throttle.js';
+import { sha256Hex } from './secrets.js';
 import { Tenant } from '../tenants/entities/tenant.entity.js';
 import { AccountsRepository } from './accounts.repository.js';
 import type { RegisteredDto } from './dto/auth.dto.js';
@@ -155,6 +156,67 @@ export class AccountService {
     return invitation;
   }
 
+  /** Open invitations of the organization, oldest first, with who sent them. */
+  async invitations(c: Caller): Promise<InvitationDto[]> {
+    await this.manager(c);
+    const rows = await this.ds.manager
+      .createQueryBuilder(AccountToken, 'i')
+      .where('i.tenant_id = :tenant AND i.kind = :kind AND i.used_at IS NULL AND i.expires_at > now()', {
+        tenant: c.tenantId,
+        kind: 'invitation',
+      })
+      .orderBy('i.created_at', 'ASC')
+      .getMany();
+    return rows.map((i) => InvitationDto.from(i));
+  }
+
+  /** Sends an open invitation again with a new link (the old one dies) and a fresh expiry. */
+  async resendInvitation(c: Caller, invitationId: string): Promise<InvitationDto> {
+    const { invitation, token, organization } = await this.ds.transaction(async (m) => {
+      const me = await this.manager(c, {}, m);
+      const old = await this.openInvitation(m, c.tenantId, invitationId);
+      if (!me.email_verified) throw new AppError(403, 'EMAIL_NOT_VERIFIED', 'Verify your email address first');
+      await m.update(AccountToken, { id: old.id }, { used_at: new Date() });
+      const raw = await this.accounts.issueToken(m, {
+        tenant_id: c.tenantId,
+        kind: 'invitation',
+        email: old.email,
+        role: old.role,
+        created_by: `user:${c.userId}`,
+        ttlMs: INVITATION_TTL_MS,
+      });
+      const row = await m.findOneOrFail(AccountToken, { where: { token_hash: sha256Hex(raw) } });
+      const tenant = await m.findOneOrFail(Tenant, { where: { id: c.tenantId } });
+      await this.record(m, c, 'team.invitation_resend', row.id, { email: row.email, replaces: old.id });
+      return { invitation: InvitationDto.from(row), token: raw, organization: tenant.name };
+    });
+    await this.mail.enqueue(
+      invitationMail(c.tenantId, invitation.email, organization, this.mail.link('accept-invitation', token)),
+    );
+    return invitation;
+  }
+
+  /** Cancels an open invitation: its link stops working at once. */
+  async cancelInvitation(c: Caller, invitationId: string): Promise<void> {
+    await this.ds.transaction(async (m) => {
+      await this.manager(c, {}, m);
+      const open = await this.openInvitation(m, c.tenantId, invitationId);
+      await m.update(AccountToken, { id: open.id }, { used_at: new Date() });
+      await this.record(m, c, 'team.invitation_cancel', open.id, { email: open.email });
+    });
+  }
+
+  private async openInvitation(m: EntityManager, tenantId: string, id: string): Promise<AccountToken> {
+    const row = await m
+      .createQueryBuilder(AccountToken, 'i')
+      .setLock('pessimistic_write')
+      .where('i.id = :id AND i.tenant_id = :tenant AND i.kind = :kind', { id, tenant: tenantId, kind: 'invitation' })
+      .andWhere('i.used_at IS NULL AND i.expires_at > now()')
+      .getOne();
+    if (!row) throw AppError.notFound('Invitation');
+    return row;
+  }
+
   /** Public: the token from the mail and a password make the account (the mail proved the address). */
   async acceptInvitation(token: string, password: string, client: ClientInfo): Promise<RegisteredDto> {
     const problems = passwordProblems(password);
@@ -164,6 +226,8 @@ export class AccountService {
       const result = await this.ds.transaction(async (m) => {
         const invitation = await this.accounts.consumeToken(m, 'invitation', token);
         if (!invitation) return null;
+        // Every other open invitation of this address to this organization dies with this one.
+        await this.accounts.retireInvitations(m, invitation.tenant_id, { email: invitation.email });
         const user = await m.save(
           m.create(User, {
             tenant_id: invitation.tenant_id,
@@ -191,6 +255,13 @@ export class AccountService {
         };
       });
       if (!result) {
+        if (await this.accounts.tokenExists('invitation', token)) {
+          throw AppError.of(
+            'INVITATION_GONE',
+            'This invitation was used, cancelled or has expired; ask the organization for a new one',
+            [{ path: '/token', message: 'no longer valid' }],
+          );
+        }
         throw AppError.badRequest('Invalid, expired or used invitation', [{ path: '/token', message: 'not valid' }]);
       }
       return result;
@@ -227,7 +298,13 @@ export class AccountService {
       if (target.role === 'owner') throw AppError.conflict('The owner cannot be removed; transfer ownership first');
       const ended = await this.sessions.revokeAllOfUser(m, target.id);
       await m.delete(User, { id: target.id, tenant_id: c.tenantId });
-      await this.record(m, c, 'team.remove', target.id, { email: target.email, sessions_revoked: ended.length });
+      // Open invitations to their address, and those they sent, die with their membership.
+      const retired = await this.accounts.retireInvitations(m, c.tenantId, { email: target.email, sentBy: target.id });
+      await this.record(m, c, 'team.remove', target.id, {
+        email: target.email,
+        sessions_revoked: ended.length,
+        invitations_retired: retired,
+      });
     });
   }
 

@@ -75,6 +75,33 @@ export class AccountsRepository {
     return id ? m.findOne(AccountToken, { where: { id } }) : null;
   }
 
+  /**
+   * Retires open invitations of an organization: those to an address (one accepted, or its member removed:
+   * a second invitation must not bring a removed member back) or those a user sent (they left).
+   */
+  async retireInvitations(
+    m: EntityManager,
+    tenantId: string,
+    by: { email?: string; sentBy?: string },
+  ): Promise<number> {
+    const [, count] = (await m.query(
+      `UPDATE account_tokens SET used_at = now()
+        WHERE tenant_id = $1 AND kind = 'invitation' AND used_at IS NULL
+          AND (email = $2 OR created_by = $3)`,
+      [tenantId, by.email ? normalizeEmail(by.email) : null, by.sentBy ? `user:${by.sentBy}` : null],
+    )) as [unknown, number];
+    return count;
+  }
+
+  /** Whether a mail token exists at all (used, retired or expired): such a link is gone, not malformed. */
+  async tokenExists(kind: AccountTokenKind, raw: string): Promise<boolean> {
+    const rows = (await this.ds.query(`SELECT 1 FROM account_tokens WHERE token_hash = $1 AND kind = $2`, [
+      sha256Hex(raw),
+      kind,
+    ])) as unknown[];
+    return rows.length > 0;
+  }
+
   /** Retires a user's unused tokens of a kind (a resend makes the older links useless). */
   async retireTokens(m: EntityManager, userId: string, kind: AccountTokenKind): Promise<void> {
     await m.query(`UPDATE account_tokens SET used_at = now() WHERE user_id = $1 AND kind = $2 AND used_at IS NULL`, [

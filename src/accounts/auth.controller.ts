@@ -81,6 +81,12 @@ export class AuthController {
     message: 'Invalid, expired or used invitation',
   })
   @ApiError(409, 'The address already has an account', ACCOUNT_EXISTS)
+  @ApiError(410, 'The invitation was used, cancelled, resent, retired by another accepted one, or has expired', {
+    name: 'invitation_gone',
+    code: 'INVITATION_GONE',
+    message: 'This invitation was used, cancelled or has expired; ask the organization for a new one',
+    details: [{ path: '/token', message: 'no longer valid' }],
+  })
   acceptInvitation(@Body() body: AcceptInvitationDto, @Client() client: ClientInfo): Promise<RegisteredDto> {
     return this.account.acceptInvitation(body.token, body.password, client);
   }

@@ -5,7 +5,7 @@ import { errorBody, type ErrorDetail } from '../common/errors.js';
 import { EXAMPLE_UUID } from './examples.js';
 
 /** The client error statuses the document answers with the S5 body. */
-export type ErrorStatus = 400 | 401 | 403 | 404 | 408 | 409 | 413 | 422 | 429;
+export type ErrorStatus = 400 | 401 | 403 | 404 | 408 | 409 | 410 | 413 | 422 | 429;
 
 /**
  * One way an operation fails, as the service answers it: a code of src/common/errors.ts (or an

@@ -69,12 +69,21 @@ export class InvitationDto {
   @ApiProperty({ enum: ['admin', 'member'], example: 'member' }) role: string;
   @ApiProperty({ format: 'date-time', example: '2026-03-22T13:30:00.000Z' }) expires_at: string;
   @ApiProperty({ format: 'date-time', example: EX.createdAt }) created_at: string;
+  @ApiProperty({
+    type: String,
+    format: 'uuid',
+    nullable: true,
+    example: EX.userId,
+    description: 'the user who sent it (or last resent it)',
+  })
+  invited_by: string | null;
 
   static from(t: AccountToken): InvitationDto {
     return {
       id: t.id,
       email: t.email,
       role: t.role ?? 'member',
+      invited_by: t.created_by?.startsWith('user:') ? t.created_by.slice('user:'.length) : null,
       expires_at: t.expires_at.toISOString(),
       created_at: t.created_at.toISOString(),
     };
