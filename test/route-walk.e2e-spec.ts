@@ -3,7 +3,7 @@ import { RequestMethod } from '@nestjs/common';
 import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants.js';
 import { DiscoveryService, MetadataScanner, ModulesContainer, Reflector } from '@nestjs/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IS_ADMIN, IS_PUBLIC, IS_USER } from '../src/auth/decorators.js';
+import { IS_ADMIN, IS_PUBLIC, IS_USER, ALLOW_UNVERIFIED } from '../src/auth/decorators.js';
 import { login, register, type Account } from './helpers/accounts.js';
 import { DASHBOARD_PATH } from '../src/queue/dashboard.js';
 import { startApp, type TestApp } from './helpers/app.js';
@@ -16,6 +16,7 @@ interface Route {
 }
 interface NestRoute extends Route {
   kind: Kind;
+  allowUnverified: boolean;
 }
 
 const MIDDLEWARE_CATCH_ALL = '{/*splat}';
@@ -63,10 +64,11 @@ function nestRoutes(t: TestApp): NestRoute[] {
       const admin = reflector.getAllAndOverride<boolean>(IS_ADMIN, [handler, type]) === true;
       const isPublic = reflector.getAllAndOverride<boolean>(IS_PUBLIC, [handler, type]) === true;
       const user = reflector.getAllAndOverride<boolean>(IS_USER, [handler, type]) === true;
+      const allowUnverified = reflector.getAllAndOverride<boolean>(ALLOW_UNVERIFIED, [handler, type]) === true;
       const kind: Kind = admin ? 'admin' : isPublic ? 'public' : user ? 'user' : 'tenant';
       for (const b of [base ?? ''].flat()) {
         for (const p of [path].flat()) {
-          routes.push({ method: RequestMethod[method].toLowerCase(), path: joinPath(b, p), kind });
+          routes.push({ method: RequestMethod[method].toLowerCase(), path: joinPath(b, p), kind, allowUnverified });
         }
       }
     }
@@ -89,7 +91,9 @@ describe.each(['self-hosted', 'managed'])('route walk (%s): each route takes onl
   let owner: Account | undefined;
 
   beforeAll(async () => {
-    t = await startApp({ env: { DEPLOYMENT_MODE: mode, AUTH_FAILURE_LIMIT: '100000' } });
+    t = await startApp({
+      env: { DEPLOYMENT_MODE: mode, AUTH_FAILURE_LIMIT: '100000', AUTH_ROUTE_LIMIT_PER_ADDRESS: '100000' },
+    });
     a = await createTenant(t, { rate_limit_rpm: 100_000 });
     b = await createTenant(t, { rate_limit_rpm: 100_000 });
     if (mode === 'managed') {
@@ -104,8 +108,12 @@ describe.each(['self-hosted', 'managed'])('route walk (%s): each route takes onl
       }
     }
     routes = nestRoutes(t);
-    // Managed /v1 account routes take a signed-in user's access token.
-    if (mode === 'managed') owner = await register(t);
+    // Managed /v1 account routes take a signed-in user's access token (of a verified address: until it is
+    // verified, a user's tokens only read; walked below).
+    if (mode === 'managed') {
+      owner = await register(t);
+      await t.ds.query(`UPDATE users SET email_verified = true WHERE id = $1`, [owner.userId]);
+    }
   });
   afterAll(() => t.close());
 
@@ -213,6 +221,36 @@ describe.each(['self-hosted', 'managed'])('route walk (%s): each route takes onl
       expect([401, 403], `${label} as a user`).not.toContain(res.status);
       expect(res.status, `${label} as a user`).toBeLessThan(500);
     }
+  });
+
+  it('a user whose address is not verified reads, and every write but their own sign-in security is 403 EMAIL_NOT_VERIFIED', async () => {
+    if (mode !== 'managed') return;
+    const unverified = await register(t);
+    const signedIn = async () => `Bearer ${(await login(t, unverified.email)).access_token}`;
+    let refused = 0;
+    for (const r of routes.filter((x) => x.kind === 'tenant' || x.kind === 'user')) {
+      const path = concrete(r.path);
+      const label = `${r.method} ${path}`;
+      const res = await send(r.method, path, { Authorization: await signedIn() });
+      if (r.method === 'get' || r.allowUnverified) {
+        expect(res.body?.error?.code, label).not.toBe('EMAIL_NOT_VERIFIED');
+        continue;
+      }
+      expect(res.status, label).toBe(403);
+      expect(res.body.error.code, label).toBe('EMAIL_NOT_VERIFIED');
+      expect(res.body.error.message, label).toMatch(/verify-email\/resend/);
+      refused++;
+    }
+    // Uploads, signing, deletes, webhooks, connectors, keys, team and billing writes among them.
+    expect(refused).toBeGreaterThan(20);
+    // Once verified, the next sign-in writes.
+    await t.ds.query(`UPDATE users SET email_verified = true WHERE id = $1`, [unverified.userId]);
+    const res = await send('post', '/webhooks', { Authorization: await signedIn() }).send({
+      url: 'https://example.com/hook',
+      secret: 'a webhook secret of enough length',
+      events: ['document.uploaded'],
+    });
+    expect(res.body?.error?.code).not.toBe('EMAIL_NOT_VERIFIED');
   });
 
   it('public routes answer without credentials', async () => {

@@ -2,7 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@ne
 import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiKeyListDto, CreateApiKeyDto, CreatedApiKeyDto } from '../admin/dto/api-key.dto.js';
 import { AdminService } from '../admin/admin.service.js';
-import { UserEndpoint } from '../auth/decorators.js';
+import { AllowUnverified, UserEndpoint } from '../auth/decorators.js';
 import { UuidPipe } from '../common/uuid.pipe.js';
 import { ApiError, ERRORS, IdParam, JsonBodyErrors, notFound, type ErrorCase } from '../openapi/decorators.js';
 import { AccountService, type Caller } from './account.service.js';
@@ -80,6 +80,7 @@ export class AccountController {
   }
 
   @Patch('profile')
+  @AllowUnverified()
   @ApiOperation({
     summary: "Change the password (needs the current one); the user's other sessions end",
     description:

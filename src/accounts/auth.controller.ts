@@ -9,7 +9,7 @@ import {
   getSchemaPath,
 } from '@nestjs/swagger';
 import type { TenantAuth } from '../auth/auth-context.js';
-import { Public, Tenant, UserEndpoint } from '../auth/decorators.js';
+import { AllowUnverified, Public, Tenant, UserEndpoint } from '../auth/decorators.js';
 import { ApiError, JsonBodyErrors, type ErrorCase } from '../openapi/decorators.js';
 import { AccountService } from './account.service.js';
 import { AuthFlowsService } from './auth-flows.service.js';
@@ -126,6 +126,7 @@ export class AuthController {
 
   @UserEndpoint()
   @Post('verify-email/resend')
+  @AllowUnverified()
   @HttpCode(204)
   @ApiOperation({
     summary: 'Send a new verification mail (at most one a minute)',
@@ -199,6 +200,7 @@ export class AuthController {
 
   @UserEndpoint()
   @Post('logout')
+  @AllowUnverified()
   @HttpCode(204)
   @ApiOperation({
     summary: 'Revoke the current session: its refresh token and access tokens stop working',
@@ -212,6 +214,7 @@ export class AuthController {
 
   @UserEndpoint()
   @Post('totp/setup')
+  @AllowUnverified()
   @HttpCode(200)
   @ApiOperation({
     summary: 'Start TOTP enrolment: a new secret, its otpauth URL and QR code (not active until enabled)',
@@ -227,6 +230,7 @@ export class AuthController {
 
   @UserEndpoint()
   @Post('totp/enable')
+  @AllowUnverified()
   @HttpCode(200)
   @ApiOperation({
     summary: 'Turn TOTP on with a current code; answers the ten recovery codes, once',
@@ -252,6 +256,7 @@ export class AuthController {
 
   @UserEndpoint()
   @Post('totp/disable')
+  @AllowUnverified()
   @HttpCode(204)
   @ApiOperation({
     summary: 'Turn TOTP off with a current code or a recovery code',

@@ -54,7 +54,7 @@ export class SessionsService {
     const ttl = this.config.tenantTokenTtlSeconds;
     const access = signTenantToken(
       this.config.secrets.jwtSecret,
-      { tenant_id: user.tenant_id, sub: user.id, sid: session.id, role: user.role },
+      { tenant_id: user.tenant_id, sub: user.id, sid: session.id, role: user.role, unverified: !user.email_verified },
       ttl,
     );
     return { access_token: access, refresh_token: refresh, expires_in: ttl, token_type: 'Bearer' };

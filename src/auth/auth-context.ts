@@ -15,6 +15,8 @@ export type AuthContext =
       sessionId?: string;
       /** Managed deployment: the user's role in the tenant; absent on tokens minted for integrations. */
       role?: 'owner' | 'admin' | 'member';
+      /** Managed deployment: the user has not verified their email address yet (reads only). */
+      unverified?: true;
     }
   | { kind: 'admin'; actor: string; subject: string };
 

@@ -8,7 +8,7 @@ import { TenantsRepository } from '../tenants/tenants.repository.js';
 import { ApiKeysService } from './api-keys.service.js';
 import type { AuthContext, AuthenticatedRequest } from './auth-context.js';
 import { AuthFailureThrottle } from './auth-failure-throttle.js';
-import { IS_ADMIN, IS_PUBLIC, IS_USER } from './decorators.js';
+import { IS_ADMIN, IS_PUBLIC, IS_USER, ALLOW_UNVERIFIED } from './decorators.js';
 import { SessionRevocations } from './session-revocations.js';
 import { verifyAdminToken, verifyTenantToken } from './tokens.js';
 
@@ -29,6 +29,9 @@ function bearerToken(req: Request): string | undefined {
  * Failed attempts are counted per client address and answered 429 past the limit (AuthFailureThrottle).
  * The resolved context is the only source of the tenant.
  */
+/** Methods that change nothing. */
+const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
 @Injectable()
 export class AuthGuard implements CanActivate {
   constructor(
@@ -57,6 +60,18 @@ export class AuthGuard implements CanActivate {
     const userRoute = this.reflector.getAllAndOverride<boolean>(IS_USER, [ctx.getHandler(), ctx.getClass()]) === true;
     if (userRoute && !(req.auth.kind === 'tenant_jwt' && req.auth.sessionId)) {
       throw AppError.forbidden('This endpoint takes the access token of a signed-in user');
+    }
+    // Managed deployment: until the user's address is verified, their tokens read and do not write.
+    if (req.auth.kind === 'tenant_jwt' && req.auth.unverified && !READS.has(req.method)) {
+      const allowed = this.reflector.getAllAndOverride<boolean>(ALLOW_UNVERIFIED, [ctx.getHandler(), ctx.getClass()]);
+      if (allowed !== true) {
+        throw new AppError(
+          403,
+          'EMAIL_NOT_VERIFIED',
+          'Verify your email address first: open the link in the mail we sent you (POST /v1/auth/verify-email/resend ' +
+            'sends a new one), then sign in again or refresh your token',
+        );
+      }
     }
     return true;
   }
@@ -102,6 +117,7 @@ export class AuthGuard implements CanActivate {
       subject: claims.sub,
       ...(claims.sid !== undefined ? { sessionId: claims.sid } : {}),
       ...(claims.role ? { role: claims.role } : {}),
+      ...(claims.unverified ? { unverified: true as const } : {}),
     };
   }
 

@@ -17,6 +17,13 @@ export const SECURITY = { apiKey: 'api-key', tenantJwt: 'tenant-jwt', adminJwt: 
 /** No credentials and no rate limit (health, OpenAPI, public key sets). */
 export const Public = () => SetMetadata(IS_PUBLIC, true);
 
+export const ALLOW_UNVERIFIED = 'sdf:allow-unverified';
+/**
+ * A write that a user whose email address is not verified yet may make (asking for a new verification
+ * mail, logging out, judging a file that is not stored); every other write answers 403 EMAIL_NOT_VERIFIED.
+ */
+export const AllowUnverified = () => SetMetadata(ALLOW_UNVERIFIED, true);
+
 /**
  * S12: a tenant request past its rate limit, past a quota of its plan (managed deployment; routes marked
  * `@Unmetered()` spend none), or from an address with too many failed authentications; each answer

@@ -8,6 +8,8 @@ export interface TenantClaims {
   /** Managed deployment: the session the access token belongs to, and the user's role. */
   sid?: string;
   role?: 'owner' | 'admin' | 'member';
+  /** Managed deployment: present (true) while the user's email address is not verified: reads only. */
+  unverified?: true;
 }
 
 /** What a `sub` may hold: it becomes the audit actor `user:<sub>`, so no NUL, no spaces, bounded. */
@@ -28,11 +30,14 @@ export type TokenFailure = 'invalid' | 'expired';
 /** S6: tenant JWT, HS256, claims tenant_id, sub, iat, exp. */
 export function signTenantToken(
   secret: string,
-  claims: { tenant_id: string; sub: string; sid?: string; role?: TenantClaims['role'] },
+  claims: { tenant_id: string; sub: string; sid?: string; role?: TenantClaims['role']; unverified?: boolean },
   ttlSeconds: number,
 ): string {
-  // Managed access tokens add the session (checked against revocations) and the user's role.
-  const extra = claims.sid ? { sid: claims.sid, role: claims.role } : {};
+  // Managed access tokens add the session (checked against revocations), the user's role and, until the
+  // address is verified, `unverified` (such a token may only read).
+  const extra = claims.sid
+    ? { sid: claims.sid, role: claims.role, ...(claims.unverified ? { unverified: true } : {}) }
+    : {};
   return jwt.sign({ tenant_id: claims.tenant_id, ...extra }, secret, {
     algorithm: 'HS256',
     subject: claims.sub,
@@ -66,6 +71,7 @@ export function verifyTenantToken(token: string, secret: string, maxTtlSeconds: 
   if (!isLifetimeWithin(p, maxTtlSeconds)) return 'invalid';
   if (p.role !== undefined && !(typeof p.role === 'string' && USER_ROLES.has(p.role))) return 'invalid';
   if (p.sid !== undefined && !(typeof p.sid === 'string' && SUBJECT.test(p.sid))) return 'invalid';
+  if (p.unverified !== undefined && p.unverified !== true) return 'invalid';
   return p as unknown as TenantClaims;
 }
 

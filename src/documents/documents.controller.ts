@@ -13,7 +13,7 @@ import {
 } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import type { TenantAuth } from '../auth/auth-context.js';
-import { ClientIp, Tenant, TenantEndpoint } from '../auth/decorators.js';
+import { ClientIp, Tenant, TenantEndpoint, AllowUnverified } from '../auth/decorators.js';
 import { UuidPipe } from '../common/uuid.pipe.js';
 import { ApiError, ERRORS, IdParam, type ErrorCase } from '../openapi/decorators.js';
 import { EX } from '../openapi/examples.js';
@@ -162,6 +162,8 @@ export class DocumentsController {
   }
 
   @Post('validate')
+  // Judges a file and stores nothing: a read, open to a user whose address is not verified yet.
+  @AllowUnverified()
   @ApiOperation({
     summary: 'Validate an .sdf file synchronously; nothing is stored',
     description:
