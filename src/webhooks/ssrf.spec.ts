@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { guardedLookup, refusedRange, TARGET_REFUSED, type WebhookResolver } from './ssrf.js';
+import ipaddr from 'ipaddr.js';
+import {
+  embeddedIPv4,
+  guardedLookup,
+  oneShotAgent,
+  refusedRange,
+  TARGET_REFUSED,
+  type WebhookResolver,
+} from './ssrf.js';
 
 describe('refusedRange (S10)', () => {
   it.each([
@@ -20,14 +28,34 @@ describe('refusedRange (S10)', () => {
     ['ff02::1', 'multicast'],
     ['::ffff:127.0.0.1', 'loopback'],
     ['::ffff:169.254.169.254', 'linkLocal'],
-    ['64:ff9b::a00:1', 'rfc6052'],
-    ['2002:7f00:1::', '6to4'],
+    ['64:ff9b::a00:1', 'private'],
+    ['64:ff9b::808:808', 'rfc6052'],
+    ['2002:808:808::', '6to4'],
+    // Every IPv6 form that embeds an IPv4 address is judged as that address first.
+    ['::127.0.0.1', 'loopback'],
+    ['::7f00:1', 'loopback'],
+    ['::a9fe:a9fe', 'linkLocal'],
+    ['::10.0.0.1', 'private'],
+    ['::8.8.8.8', 'ipv4Compatible'],
+    ['::ffff:0:127.0.0.1', 'loopback'],
+    ['2002:7f00:1::', 'loopback'],
+    ['2002:a9fe:a9fe:1::1', 'linkLocal'],
+    // Teredo: server 65.54.227.120, client 127.0.0.1 stored inverted (0x80fffffe).
+    ['2001:0:4136:e378:8000:63bf:80ff:fffe', 'loopback'],
+    ['2001:0:4136:e378:8000:63bf:f7f7:f7f7', 'teredo'],
+    ['64:ff9b::127.0.0.1', 'loopback'],
+    ['64:ff9b:1::a9fe:a9fe', 'linkLocal'],
   ])('refuses %s (%s)', (address, range) => {
     expect(refusedRange(address)).toBe(range);
   });
 
   it.each(['93.184.216.34', '8.8.8.8', '2606:4700:4700::1111', '::ffff:8.8.8.8'])('allows %s', (address) => {
     expect(refusedRange(address)).toBeNull();
+  });
+
+  it('finds no embedded IPv4 address in a plain global address', () => {
+    expect(embeddedIPv4(ipaddr.parse('2606:4700:4700::1111') as ipaddr.IPv6)).toBeNull();
+    expect(embeddedIPv4(ipaddr.parse('::1') as ipaddr.IPv6)).toBeNull();
   });
 
   it('treats a non-address as refused', () => {
@@ -60,4 +88,24 @@ describe('guardedLookup', () => {
     const { err } = await run(resolver, true);
     expect(err?.code).toBe(TARGET_REFUSED);
   });
+
+  it.each(['::127.0.0.1', '::a9fe:a9fe', '2002:7f00:1::', '2001:0:4136:e378:8000:63bf:80ff:fffe'])(
+    'refuses a name resolving to %s, which embeds a refused IPv4 address',
+    async (address) => {
+      const { err } = await run(resolverOf([{ address, family: 6 }]), false);
+      expect(err?.code).toBe(TARGET_REFUSED);
+    },
+  );
+});
+
+describe('oneShotAgent', () => {
+  const resolver: WebhookResolver = { resolve: () => Promise.reject(new Error('no lookup expected')) };
+
+  it.each(['::127.0.0.1', '::a9fe:a9fe', '2002:7f00:1::', '2001:0:4136:e378:8000:63bf:80ff:fffe'])(
+    'refuses the literal [%s] with the guard on',
+    (address) => {
+      const url = new URL(`https://[${address}]/`);
+      expect(() => oneShotAgent(url, { guard: true, resolver })).toThrow(/is not allowed/);
+    },
+  );
 });

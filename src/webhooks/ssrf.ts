@@ -23,18 +23,62 @@ export class TargetRefusedError extends Error {
  * S10: the ranges a managed deployment never delivers to. Everything outside global unicast is refused:
  * loopback, private (RFC 1918), link-local (cloud metadata 169.254.169.254 lives there), unique-local
  * (fd00:ec2::254 too), CGNAT (100.100.100.200 too), multicast, unspecified, broadcast, reserved and the
- * IPv6 transition prefixes that embed an IPv4 address (6to4, Teredo, NAT64) and could hide one of those.
- * IPv4-mapped IPv6 (::ffff:127.0.0.1) is judged as the IPv4 address it carries.
+ * IPv6 transition prefixes that embed an IPv4 address (6to4, Teredo, NAT64).
+ * An IPv6 address that embeds an IPv4 address (see embeddedIPv4) is judged first as the IPv4 address it
+ * carries, so a refused one is named by its IPv4 range (::127.0.0.1 and 2002:7f00:1:: are "loopback").
  * Returns the range name of a refused address, or null when it is allowed.
  */
 export function refusedRange(address: string): string | null {
   if (!ipaddr.isValid(address)) return 'invalid';
-  let parsed = ipaddr.parse(address);
-  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) {
-    parsed = (parsed as ipaddr.IPv6).toIPv4Address();
+  const parsed = ipaddr.parse(withHexTail(address));
+  if (parsed.kind() === 'ipv6') {
+    const embedded = embeddedIPv4(parsed as ipaddr.IPv6);
+    if (embedded) {
+      const inner = embedded.ipv4.range();
+      if (inner !== 'unicast') return inner;
+      // IPv4-mapped carries a public IPv4 address as itself; the other forms stay refused by their prefix.
+      if (embedded.form === 'ipv4Mapped') return null;
+      return embedded.form;
+    }
   }
   const range = parsed.range();
   return range === 'unicast' ? null : range;
+}
+
+/**
+ * An IPv6 address with a dotted IPv4 tail written in hex (::127.0.0.1 as ::7f00:1), as the URL parser
+ * writes it: ipaddr.js reads `::a.b.c.d` as IPv4-mapped, which it is not.
+ */
+function withHexTail(address: string): string {
+  const dotted = /^(.*:)(\d+\.\d+\.\d+\.\d+)$/.exec(address);
+  if (!dotted || !ipaddr.IPv4.isValidFourPartDecimal(dotted[2])) return address;
+  const [a, b, c, d] = ipaddr.IPv4.parse(dotted[2]).octets;
+  return `${dotted[1]}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+}
+
+/**
+ * The IPv4 address an IPv6 address carries, and the form it is carried in: IPv4-compatible (::/96, but
+ * not :: and ::1), IPv4-mapped (::ffff:0:0/96), IPv4-translated (::ffff:0:0:0/96), 6to4 (2002::/16, bits
+ * 16 to 48), Teredo (2001::/32, the client address inverted in the last 32 bits) and NAT64
+ * (64:ff9b::/96 and the local-use 64:ff9b:1::/48, the last 32 bits). Null for any other address.
+ */
+export function embeddedIPv4(address: ipaddr.IPv6): { form: string; ipv4: ipaddr.IPv4 } | null {
+  const p = address.parts;
+  const v4 = (high: number, low: number) => new ipaddr.IPv4([high >> 8, high & 0xff, low >> 8, low & 0xff]);
+  const zero = (from: number, to: number) => p.slice(from, to).every((part) => part === 0);
+  if (zero(0, 6)) {
+    // :: and ::1 are judged as themselves (unspecified, loopback), not as 0.0.0.0 and 0.0.0.1.
+    if (p[6] === 0 && p[7] <= 1) return null;
+    return { form: 'ipv4Compatible', ipv4: v4(p[6], p[7]) };
+  }
+  if (zero(0, 5) && p[5] === 0xffff) return { form: 'ipv4Mapped', ipv4: v4(p[6], p[7]) };
+  if (zero(0, 4) && p[4] === 0xffff && p[5] === 0) return { form: 'rfc6145', ipv4: v4(p[6], p[7]) };
+  if (p[0] === 0x2002) return { form: '6to4', ipv4: v4(p[1], p[2]) };
+  if (p[0] === 0x2001 && p[1] === 0) return { form: 'teredo', ipv4: v4(~p[6] & 0xffff, ~p[7] & 0xffff) };
+  if (p[0] === 0x64 && p[1] === 0xff9b && (zero(2, 6) || p[2] === 1)) {
+    return { form: 'rfc6052', ipv4: v4(p[6], p[7]) };
+  }
+  return null;
 }
 
 /** The hostname of a URL as a resolver or isIP wants it (IPv6 literals lose their brackets). */
