@@ -288,10 +288,7 @@ describe.each(MODES)('OpenAPI completeness, %s deployment', (_mode, env) => {
     for (const status of ['400', '404', '429']) expect(statuses).toContain(status);
     // And the service does send them on an error of a tenant request.
     const tenant = await createTenant(t);
-    const missing = await t
-      .http()
-      .get('/meta/00000000-0000-4000-8000-000000000000')
-      .set('X-API-Key', tenant.apiKey);
+    const missing = await t.http().get('/meta/00000000-0000-4000-8000-000000000000').set('X-API-Key', tenant.apiKey);
     expect(missing.status).toBe(404);
     for (const h of RATE_LIMIT_HEADERS) expect(missing.headers[h.toLowerCase()], h).toBeDefined();
     expect(found.retryAfter).toEqual([]);
