@@ -17,6 +17,7 @@ import { TenantPlanSync1764000060000 } from './1764000060000-tenant-plan-sync.js
 import { AuditPartitions1764000070000 } from './1764000070000-audit-partitions.js';
 import { OutboxNotifyUndispatched1764000080000 } from './1764000080000-outbox-notify-undispatched.js';
 import { LighterDocumentWrites1764000090000 } from './1764000090000-lighter-document-writes.js';
+import { ConnectorPrivateTargets1795593221144 } from './1795593221144-connector-private-targets.js';
 
 /** Every migration, in order. Listed explicitly: glob loading does not work for TypeScript sources under vitest. */
 export const migrations = [
@@ -39,4 +40,5 @@ export const migrations = [
   AuditPartitions1764000070000,
   OutboxNotifyUndispatched1764000080000,
   LighterDocumentWrites1764000090000,
+  ConnectorPrivateTargets1795593221144,
 ];

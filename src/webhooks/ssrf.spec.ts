@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import ipaddr from 'ipaddr.js';
 import {
+  assertAllowed,
   embeddedIPv4,
   guardedLookup,
   oneShotAgent,
+  PrivateTargets,
   refusedRange,
   TARGET_REFUSED,
   type WebhookResolver,
@@ -108,4 +110,36 @@ describe('oneShotAgent', () => {
       expect(() => oneShotAgent(url, { guard: true, resolver })).toThrow(/is not allowed/);
     },
   );
+});
+
+describe('PrivateTargets (an operator exception for connectors)', () => {
+  const allowed = new PrivateTargets(['10.20.0.0/16', 'ERP.corp.internal', 'fd00:1::/48']);
+
+  it('allows addresses inside a listed network and a listed host name, nothing else', () => {
+    expect(allowed.allowsAddress('10.20.3.4')).toBe(true);
+    expect(allowed.allowsAddress('::ffff:10.20.3.4')).toBe(true);
+    expect(allowed.allowsAddress('fd00:1::5')).toBe(true);
+    expect(allowed.allowsAddress('10.21.0.1')).toBe(false);
+    expect(allowed.allowsAddress('127.0.0.1')).toBe(false);
+    expect(allowed.allowsHost('erp.corp.internal')).toBe(true);
+    expect(allowed.allowsHost('other.corp.internal')).toBe(false);
+  });
+
+  it('lets assertAllowed pass listed targets and still refuses the rest', () => {
+    expect(() => assertAllowed(['10.20.3.4'], allowed)).not.toThrow();
+    expect(() => assertAllowed(['10.20.3.4', '169.254.169.254'], allowed)).toThrow(/linkLocal/);
+    expect(() => assertAllowed(['192.168.1.1'], allowed, 'erp.corp.internal')).not.toThrow();
+    expect(() => assertAllowed(['192.168.1.1'], allowed, 'erp.other')).toThrow(/private/);
+  });
+
+  it('names entries that are neither a network nor a host name, or too wide a network', () => {
+    expect(
+      PrivateTargets.problems(['10.0.0.0/8', 'erp.internal', 'a b', '0.0.0.0/0', '10.0.0.1', 'fd00::/16']),
+    ).toEqual([
+      { index: 2, message: expect.stringMatching(/CIDR/) },
+      { index: 3, message: 'network too wide' },
+      { index: 4, message: expect.stringMatching(/CIDR/) },
+      { index: 5, message: 'network too wide' },
+    ]);
+  });
 });

@@ -99,11 +99,71 @@ export class WebhookResolver {
   }
 }
 
-/** Throws TargetRefusedError when any address is refused: a name with one bad address is a bad name. */
-export function assertAllowed(addresses: readonly string[]): void {
+/**
+ * An operator's exception to the guard for one tenant's connectors (a private ERP, over a VPN): networks
+ * in CIDR notation and host names. An address inside a listed network is allowed; a listed host name is
+ * allowed whatever non-public addresses it resolves to. Nothing else changes.
+ */
+export class PrivateTargets {
+  private readonly networks: [ipaddr.IPv4 | ipaddr.IPv6, number][] = [];
+  private readonly hosts = new Set<string>();
+
+  constructor(entries: readonly string[]) {
+    for (const entry of entries) {
+      if (ipaddr.isValidCIDR(entry)) this.networks.push(ipaddr.parseCIDR(entry));
+      else this.hosts.add(entry.toLowerCase());
+    }
+  }
+
+  /** The entries that are neither a network in CIDR notation nor a host name, with why. */
+  static problems(entries: readonly string[]): { index: number; message: string }[] {
+    const out: { index: number; message: string }[] = [];
+    entries.forEach((entry, index) => {
+      if (ipaddr.isValidCIDR(entry)) {
+        const [address, bits] = ipaddr.parseCIDR(entry);
+        // Narrow by design: no network wider than a /8 (IPv4) or a /32 (IPv6), so "everything" cannot be listed.
+        if (bits < (address.kind() === 'ipv4' ? 8 : 32)) out.push({ index, message: 'network too wide' });
+      } else if (isIP(entry) || !HOST_NAME.test(entry)) {
+        out.push({ index, message: 'must be a network in CIDR notation (10.20.0.0/16) or a host name' });
+      }
+    });
+    return out;
+  }
+
+  get empty(): boolean {
+    return this.networks.length === 0 && this.hosts.size === 0;
+  }
+
+  allowsHost(hostname: string): boolean {
+    return this.hosts.has(hostname.toLowerCase());
+  }
+
+  allowsAddress(address: string): boolean {
+    if (!ipaddr.isValid(address)) return false;
+    let parsed = ipaddr.parse(withHexTail(address));
+    if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) {
+      parsed = (parsed as ipaddr.IPv6).toIPv4Address();
+    }
+    return this.networks.some(([net, bits]) => net.kind() === parsed.kind() && parsed.match(net, bits));
+  }
+}
+
+const HOST_NAME = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i;
+const NO_EXCEPTION = new PrivateTargets([]);
+
+/**
+ * Throws TargetRefusedError when any address is refused: a name with one bad address is a bad name.
+ * `hostname` and `allowed` carry an operator's exception (connectors only).
+ */
+export function assertAllowed(
+  addresses: readonly string[],
+  allowed: PrivateTargets = NO_EXCEPTION,
+  hostname?: string,
+): void {
+  if (hostname !== undefined && allowed.allowsHost(hostname)) return;
   for (const address of addresses) {
     const range = refusedRange(address);
-    if (range) throw new TargetRefusedError(address, range);
+    if (range && !allowed.allowsAddress(address)) throw new TargetRefusedError(address, range);
   }
 }
 
@@ -112,12 +172,16 @@ export function assertAllowed(addresses: readonly string[]): void {
  * the address checked is the address connected to: a name that resolved to a public address at
  * registration and to 127.0.0.1 now (DNS rebinding) is refused here, at connect time.
  */
-export function guardedLookup(resolver: WebhookResolver): LookupFunction {
+export function guardedLookup(resolver: WebhookResolver, allowed?: PrivateTargets): LookupFunction {
   return (hostname, options, callback) => {
     resolver.resolve(hostname).then(
       (all) => {
         try {
-          assertAllowed(all.map((a) => a.address));
+          assertAllowed(
+            all.map((a) => a.address),
+            allowed,
+            hostname,
+          );
         } catch (err) {
           callback(err as NodeJS.ErrnoException, '', 0);
           return;
@@ -143,14 +207,22 @@ export function guardedLookup(resolver: WebhookResolver): LookupFunction {
  * allowed addresses only. Delivery checks again on the connected address, so this is a courtesy to
  * the registrant (an early, clear 400), not the guard itself.
  */
-export async function checkTargetAtRegistration(url: URL, resolver: WebhookResolver): Promise<void> {
+export async function checkTargetAtRegistration(
+  url: URL,
+  resolver: WebhookResolver,
+  allowed?: PrivateTargets,
+): Promise<void> {
   const host = bareHostname(url);
   if (isIP(host)) {
-    assertAllowed([host]);
+    assertAllowed([host], allowed);
     return;
   }
   const addresses = await resolver.resolve(host);
-  assertAllowed(addresses.map((a) => a.address));
+  assertAllowed(
+    addresses.map((a) => a.address),
+    allowed,
+    host,
+  );
 }
 
 /**
@@ -161,11 +233,14 @@ export async function checkTargetAtRegistration(url: URL, resolver: WebhookResol
  */
 export function oneShotAgent(
   url: URL,
-  options: { guard: boolean; resolver: WebhookResolver },
+  options: { guard: boolean; resolver: WebhookResolver; allowed?: PrivateTargets },
 ): { agent: http.Agent; secure: boolean } {
   const host = bareHostname(url);
-  if (options.guard && isIP(host)) assertAllowed([host]);
-  const agentOptions = { keepAlive: false, ...(options.guard ? { lookup: guardedLookup(options.resolver) } : {}) };
+  if (options.guard && isIP(host)) assertAllowed([host], options.allowed);
+  const agentOptions = {
+    keepAlive: false,
+    ...(options.guard ? { lookup: guardedLookup(options.resolver, options.allowed) } : {}),
+  };
   const secure = url.protocol === 'https:';
   return { agent: secure ? new https.Agent(agentOptions) : new http.Agent(agentOptions), secure };
 }
