@@ -20,6 +20,7 @@ import { LighterDocumentWrites1764000090000 } from './1764000090000-lighter-docu
 import { MasterKeyChecks1795591524793 } from './1795591524793-master-key-checks.js';
 import { ValidationError1795592151181 } from './1795592151181-validation-error.js';
 import { TotpLock1795592522872 } from './1795592522872-totp-lock.js';
+import { ConnectorPrivateTargets1795593221144 } from './1795593221144-connector-private-targets.js';
 
 /** Every migration, in order. Listed explicitly: glob loading does not work for TypeScript sources under vitest. */
 export const migrations = [
@@ -45,4 +46,5 @@ export const migrations = [
   MasterKeyChecks1795591524793,
   ValidationError1795592151181,
   TotpLock1795592522872,
+  ConnectorPrivateTargets1795593221144,
 ];

@@ -6,6 +6,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import type { Server } from 'node:http';
 import helmet from 'helmet';
 import { AppModule, type AppOverrides } from './app.module.js';
+import { contentSecurityPolicy } from './common/content-security-policy.js';
 import { JsonTooDeepError, MAX_JSON_BODY_DEPTH, jsonDepthExceeds } from './common/json-depth.js';
 import { JsonLogger } from './common/logger.js';
 import { assertMasterKeys } from './common/master-key-check.js';
@@ -21,18 +22,6 @@ import { RedisService } from './redis/redis.module.js';
 import { getQueueToken } from '@nestjs/bullmq';
 import type { Queue } from 'bullmq';
 import { DataSource } from 'typeorm';
-
-/**
- * helmet's defaults, with what the served pages need: Swagger UI (/docs) styles itself inline and
- * shows data: images. An API answering JSON needs nothing more.
- */
-const CONTENT_SECURITY_POLICY = {
-  defaultSrc: ["'self'"],
-  scriptSrc: ["'self'"],
-  styleSrc: ["'self'", "'unsafe-inline'"],
-  imgSrc: ["'self'", 'data:'],
-  frameAncestors: ["'none'"],
-};
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
@@ -137,7 +126,8 @@ export async function createApp(
   );
   app.disable('x-powered-by');
   applyServerTimeouts(app.getHttpServer() as Server, config);
-  app.use(helmet({ contentSecurityPolicy: { directives: CONTENT_SECURITY_POLICY } }));
+  app.use(helmet({ contentSecurityPolicy: false }));
+  app.use(contentSecurityPolicy());
   app.use(requestScope(logger));
   app.use(app.get(MetricsService).httpMiddleware());
   // JSON bodies are small by nature; file uploads are multipart and streamed by their own handler.

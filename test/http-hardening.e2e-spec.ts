@@ -151,3 +151,39 @@ describe('HTTP server time-outs and headers', () => {
     expect(res.headers.get('server')).toBeNull();
   });
 });
+
+describe('Content-Security-Policy and the scheme of the request', () => {
+  let plain: TestApp;
+  let proxied: TestApp;
+  beforeAll(async () => {
+    plain = await startApp({ env: { PROCESS_ROLE: 'api' } });
+    // The documented setting for a TLS-terminating proxy on the same host.
+    proxied = await startApp({ shareWith: plain, env: { PROCESS_ROLE: 'api', TRUST_PROXY: '127.0.0.1' } });
+  });
+  afterAll(async () => {
+    await proxied.close();
+    await plain.close();
+  });
+
+  const cspOf = (res: { headers: Record<string, string> }) => res.headers['content-security-policy'] ?? '';
+
+  it('leaves out upgrade-insecure-requests on /docs over plain http, so Swagger UI loads its scripts', async () => {
+    const res = await plain.http().get('/docs/');
+    expect(res.status).toBe(200);
+    expect(cspOf(res)).toContain("script-src 'self'");
+    expect(cspOf(res)).not.toContain('upgrade-insecure-requests');
+  });
+
+  it('ignores X-Forwarded-Proto from a proxy that is not trusted', async () => {
+    const res = await plain.http().get('/docs/').set('X-Forwarded-Proto', 'https');
+    expect(cspOf(res)).not.toContain('upgrade-insecure-requests');
+  });
+
+  it('sends upgrade-insecure-requests on a request a trusted proxy forwards over https', async () => {
+    const https = await proxied.http().get('/docs/').set('X-Forwarded-Proto', 'https');
+    expect(https.status).toBe(200);
+    expect(cspOf(https)).toContain('upgrade-insecure-requests');
+    const http = await proxied.http().get('/docs/').set('X-Forwarded-Proto', 'http');
+    expect(cspOf(http)).not.toContain('upgrade-insecure-requests');
+  });
+});

@@ -1,18 +1,20 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrations } from '../migrations/index.js';
 import { adminClient, dropDatabase, testDatabaseUrl } from './helpers/database.js';
-import { projectRoot, requireBuild, runNode } from './helpers/processes.js';
+import { projectRoot, requireBuild, runNode, runProgram } from './helpers/processes.js';
 
 const DATA_SOURCE = 'dist/src/database/migration-data-source.js';
 const TYPEORM_CLI = join(projectRoot, 'node_modules/typeorm/cli.js');
 
 /**
- * `npm run migration:*` is `npm run build` followed by the TypeORM command line on the exported data
- * source. The test runs that second half on the build at hand (rebuilding here would pull dist/ from
- * under the other test files), and checks that the scripts say exactly that.
+ * `npm run migration:*` is `npm run migration:build` (compile over dist/ when the TypeScript sources and
+ * compiler are there, else use dist/ as built) followed by the TypeORM command line on the exported data
+ * source. The test runs that second half on the build at hand (rebuilding here would change dist/ under
+ * the other test files), checks that the scripts say exactly that, and runs the whole script in a copy
+ * of the container image's layout.
  */
 describe('TypeORM migration scripts', () => {
   let database: string;
@@ -45,7 +47,9 @@ describe('TypeORM migration scripts', () => {
     ).scripts;
     for (const command of ['run', 'revert', 'show', 'generate']) {
       expect(scripts[`migration:${command}`]).toMatch(
-        new RegExp(`^npm run build && typeorm migration:${command} -d ${DATA_SOURCE.replaceAll('.', '\\.')}`),
+        new RegExp(
+          `^npm run --silent migration:build && typeorm migration:${command} -d ${DATA_SOURCE.replaceAll('.', '\\.')}`,
+        ),
       );
     }
   });
@@ -76,5 +80,37 @@ describe('TypeORM migration scripts', () => {
     const draft = readFileSync(join(dir, file), 'utf8');
     expect(draft).toMatch(/export class Draft\d+ implements MigrationInterface/);
     expect(draft).toContain('public async up(queryRunner: QueryRunner)');
+  });
+
+  it("the README's container command runs in the image's layout (dist, production modules, no TypeScript) and keeps dist/", async () => {
+    // The image holds package.json, dist/ and node_modules without dev dependencies: no tsc, no tsconfig.
+    const image = join(dir, 'image');
+    mkdirSync(join(image, 'node_modules', '.bin'), { recursive: true });
+    cpSync(join(projectRoot, 'package.json'), join(image, 'package.json'));
+    cpSync(join(projectRoot, 'dist'), join(image, 'dist'), { recursive: true });
+    for (const entry of readdirSync(join(projectRoot, 'node_modules'))) {
+      if (entry === 'typescript' || entry === '.bin') continue;
+      symlinkSync(join(projectRoot, 'node_modules', entry), join(image, 'node_modules', entry));
+    }
+    symlinkSync(join(projectRoot, 'node_modules/typeorm/cli.js'), join(image, 'node_modules/.bin/typeorm'));
+    const distBefore = readdirSync(join(image, 'dist'), { recursive: true }).sort();
+    // No tsc anywhere on the PATH either (a developer's node_modules/.bin included).
+    const path = (process.env.PATH ?? '')
+      .split(delimiter)
+      .filter((p) => p && !existsSync(join(p, 'tsc')))
+      .join(delimiter);
+    const readme = readFileSync(join(projectRoot, 'README.md'), 'utf8');
+    const command = /docker compose -f docker\/compose\.yaml exec api (npm run migration:show)/.exec(readme)?.[1];
+    expect(command, 'the container command in the README').toBe('npm run migration:show');
+    const [program, ...args] = command!.split(' ');
+    const show = await runProgram(program, args, {
+      cwd: image,
+      env: { PATH: path, HOME: dir, DATABASE_URL: testDatabaseUrl(database) },
+    });
+    expect(show.stderr).toContain('using the built code in dist/');
+    expect(show.code, show.stderr).toBe(0);
+    expect(show.stdout).toMatch(/^\[[ X]\] /m);
+    expect(readdirSync(join(image, 'dist'), { recursive: true }).sort()).toEqual(distBefore);
+    expect(existsSync(join(image, DATA_SOURCE))).toBe(true);
   });
 });

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_STATUS } from '../src/common/errors.js';
 import { SDF_ERROR_CODES } from '../src/sdf/errors.js';
 import { startApp, type TestApp } from './helpers/app.js';
+import { createTenant } from './helpers/tenants.js';
 
 /**
  * The OpenAPI document tells the truth about every operation: what it does, which errors it can answer
@@ -199,8 +200,8 @@ function problems(doc: Document): Record<string, string[]> {
     if (missing.length) out.declaredErrors.push(`${name}: does not declare ${missing.join(', ')}`);
 
     if (isTenantOperation(op)) {
+      // The rate-limit guard sets them before the handler runs: on successes, errors and 429 alike.
       for (const [status, response] of Object.entries(op.responses)) {
-        if (!status.startsWith('2')) continue;
         const lacking = RATE_LIMIT_HEADERS.filter((h) => !response.headers?.[h]);
         if (lacking.length) out.rateLimitHeaders.push(`${name} ${status}: lacks ${lacking.join(', ')}`);
       }
@@ -276,8 +277,20 @@ describe.each(MODES)('OpenAPI completeness, %s deployment', (_mode, env) => {
     expect(found.declaredErrors).toEqual([]);
   });
 
-  it('documents X-RateLimit-* on every 2xx of a tenant operation, and Retry-After on every 429', () => {
+  it('documents X-RateLimit-* on every response of a tenant operation (errors and 429 too), and Retry-After on every 429', async () => {
     expect(found.rateLimitHeaders).toEqual([]);
+    // The walk reaches errors: tenant operations declare 4xx and 429 responses, all of them checked.
+    const statuses = new Set(
+      operationsOf(doc)
+        .filter(({ op }) => isTenantOperation(op))
+        .flatMap(({ op }) => Object.keys(op.responses)),
+    );
+    for (const status of ['400', '404', '429']) expect(statuses).toContain(status);
+    // And the service does send them on an error of a tenant request.
+    const tenant = await createTenant(t);
+    const missing = await t.http().get('/meta/00000000-0000-4000-8000-000000000000').set('X-API-Key', tenant.apiKey);
+    expect(missing.status).toBe(404);
+    for (const h of RATE_LIMIT_HEADERS) expect(missing.headers[h.toLowerCase()], h).toBeDefined();
     expect(found.retryAfter).toEqual([]);
   });
 

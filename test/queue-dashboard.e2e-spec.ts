@@ -60,6 +60,15 @@ describe('queue dashboard', () => {
     expect(page.text).toContain('__UI_CONFIG__');
     const queues = await t.http().get(`${DASHBOARD_PATH}/api/queues`).set('Cookie', cookie).expect(200);
     expect(JSON.stringify(queues.body)).toContain('validate-sdf');
+    // The dashboard is an express app of its own; it names no server software either.
+    const script = /src="([^"]+\.js)"/.exec(page.text)?.[1];
+    expect(script).toBeDefined();
+    const asset = await t
+      .http()
+      .get(new URL(script!, `http://x${DASHBOARD_PATH}/`).pathname)
+      .set('Cookie', cookie);
+    expect(asset.status).toBe(200);
+    for (const res of [page, queues, asset]) expect(res.headers['x-powered-by']).toBeUndefined();
 
     const again = await t.http().get(path);
     expect(again.status).toBe(401);

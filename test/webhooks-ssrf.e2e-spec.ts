@@ -72,6 +72,55 @@ describe('SSRF guard at delivery, on the address actually connected to (S10)', (
     });
   });
 
+  describe('IPv6 forms that embed a refused IPv4 address', () => {
+    // ::/96, 6to4 and Teredo (client 127.0.0.1 stored inverted in the last 32 bits).
+    const EMBEDDED = ['::127.0.0.1', '::a9fe:a9fe', '2002:7f00:1::', '2001:0:4136:e378:8000:63bf:80ff:fffe'];
+    let t: TestApp;
+    beforeAll(async () => {
+      t = await startApp({ env: { DEPLOYMENT_MODE: 'managed', ...FAST } });
+    });
+    afterAll(async () => {
+      vi.restoreAllMocks();
+      await t.close();
+    });
+
+    it.each(EMBEDDED)('refuses the literal [%s] at registration', async (address) => {
+      const tenant = await createTenant(t);
+      const res = await t
+        .http()
+        .post('/webhooks')
+        .set('X-API-Key', tenant.apiKey)
+        .send({ url: `https://[${address}]/hook`, secret: SECRET, events: ['document.signed'] });
+      expect(res.status).toBe(400);
+      expect(JSON.stringify(res.body.error)).toMatch(/loopback|linkLocal/);
+      const rows = await t.ds.query(`SELECT id FROM webhooks WHERE tenant_id = $1`, [tenant.id]);
+      expect(rows).toHaveLength(0);
+    });
+
+    it.each(EMBEDDED)('refuses a name resolving to %s when connecting', async (address) => {
+      const tenant = await createTenant(t);
+      let answer = { address: '93.184.216.34', family: 4 };
+      vi.spyOn(t.app.get(WebhookResolver), 'resolve').mockImplementation((host) =>
+        host === 'embedded.test' ? Promise.resolve([answer]) : Promise.reject(new Error(`unexpected lookup ${host}`)),
+      );
+      const webhookId = await registerWebhook(t, tenant.apiKey, {
+        url: receiver.url('/hook', 'embedded.test'),
+        secret: SECRET,
+        events: ['document.signed'],
+      });
+      answer = { address, family: 6 };
+      const event = await recordDocumentEvent(t, tenant.id, 'document.signed');
+      const job = await failedJob(
+        t.app.get<Queue>(getQueueToken(QueueName.WebhookDelivery)),
+        `${event.id}_${webhookId}`,
+      );
+      expect(job.failedReason).toMatch(/is not allowed \((loopback|linkLocal)\)/);
+      expect(job.attemptsMade).toBe(1);
+      expect(receiver.received).toHaveLength(0);
+      vi.restoreAllMocks();
+    });
+  });
+
   describe('targets registered where private addresses were allowed, delivered by a managed worker', () => {
     let api: TestApp;
     let worker: TestApp;
@@ -90,6 +139,8 @@ describe('SSRF guard at delivery, on the address actually connected to (S10)', (
       ['a host name resolving to loopback', () => receiver.url('/hook', 'localhost')],
       ['the cloud metadata address', () => 'http://169.254.169.254/latest/meta-data/'],
       ['a private address', () => 'http://10.0.0.1/hook'],
+      ['loopback in an IPv4-compatible IPv6 literal', () => 'http://[::127.0.0.1]/hook'],
+      ['loopback in a 6to4 literal', () => 'http://[2002:7f00:1::]/hook'],
     ])('refuses %s at delivery', async (_name, url) => {
       const tenant = await createTenant(api);
       const webhookId = await registerWebhook(api, tenant.apiKey, {

@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put } from '@nestjs/common';
 import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { AuthContext } from '../auth/auth-context.js';
 import { Admin, AdminEndpoint, ClientIp } from '../auth/decorators.js';
@@ -6,7 +6,7 @@ import { UuidPipe } from '../common/uuid.pipe.js';
 import { ApiError, IdParam, JsonBodyErrors } from '../openapi/decorators.js';
 import { AdminService } from './admin.service.js';
 import { ApiKeyListDto, CreateApiKeyDto, CreatedApiKeyDto } from './dto/api-key.dto.js';
-import { CreateTenantDto, TenantDto, UpdateTenantDto } from './dto/tenant.dto.js';
+import { ConnectorPrivateTargetsDto, CreateTenantDto, TenantDto, UpdateTenantDto } from './dto/tenant.dto.js';
 
 type AdminAuth = Extract<AuthContext, { kind: 'admin' }>;
 
@@ -63,6 +63,36 @@ export class AdminController {
     @ClientIp() ip: string | null,
   ) {
     return this.admin.updateTenant(tenantId, body, { actor: auth.actor, ip });
+  }
+
+  @Put('tenants/:tenantId/connector-private-targets')
+  @ApiOperation({
+    summary: "Set the non-public networks and host names a tenant's connectors may reach (managed deployment)",
+    description:
+      'On the managed deployment a connector reaches public https addresses only. For a tenant whose ERP sits ' +
+      'on a private network or a VPN, the operator lists those networks (CIDR) and host names here: a connector ' +
+      'URL on the list may be non-public and plain http; every other address stays refused, and the list is ' +
+      'checked again on the address each connection resolves to. Replaces the whole list (empty clears it). ' +
+      'A tenant cannot set it. Audited with the list before and after.',
+  })
+  @ApiOkResponse({ type: TenantDto })
+  @IdParam('tenantId', 'Tenant')
+  @JsonBodyErrors(
+    'An entry that is neither a network in CIDR notation nor a host name, a network too wide, or a self-hosted deployment',
+    {
+      name: 'bad_target',
+      code: 'VALIDATION_ERROR',
+      message: 'Invalid connector private targets',
+      details: [{ path: '/targets/0', message: 'must be a network in CIDR notation (10.20.0.0/16) or a host name' }],
+    },
+  )
+  setConnectorPrivateTargets(
+    @Param('tenantId', UuidPipe) tenantId: string,
+    @Body() body: ConnectorPrivateTargetsDto,
+    @Admin() auth: AdminAuth,
+    @ClientIp() ip: string | null,
+  ) {
+    return this.admin.setConnectorPrivateTargets(tenantId, body.targets, { actor: auth.actor, ip });
   }
 
   @Post('tenants/:tenantId/keys')

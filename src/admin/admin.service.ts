@@ -11,6 +11,7 @@ import type { IdpMetadata } from '../saml/idp-metadata.js';
 import { SamlMetadataService } from '../saml/saml-metadata.service.js';
 import { Tenant } from '../tenants/entities/tenant.entity.js';
 import { TenantsRepository } from '../tenants/tenants.repository.js';
+import { PrivateTargets } from '../webhooks/ssrf.js';
 import { ApiKeyDto, type CreateApiKeyDto, type CreatedApiKeyDto } from './dto/api-key.dto.js';
 import { TenantDto, type CreateTenantDto, type UpdateTenantDto } from './dto/tenant.dto.js';
 import { TenantLifecycle } from './tenant-lifecycle.js';
@@ -184,6 +185,34 @@ export class AdminService {
       key.revoked_at = new Date();
       await m.save(key);
       await this.record(m, key.tenant_id, 'api_key.revoke', key.id, by, { key_prefix: key.key_prefix });
+    });
+  }
+
+  /**
+   * The operator's exception to the connectors' address guard for one tenant (managed deployment): the
+   * whole list, replacing the stored one. Audited with the list before and after.
+   */
+  async setConnectorPrivateTargets(tenantId: string, targets: string[], by: Actor): Promise<TenantDto> {
+    if (!this.config.isManaged) {
+      throw AppError.badRequest('Connector private targets exist on the managed deployment only', [
+        { path: '/targets', message: 'a self-hosted deployment does not guard connector addresses' },
+      ]);
+    }
+    const problems = PrivateTargets.problems(targets);
+    if (problems.length) {
+      throw AppError.badRequest(
+        'Invalid connector private targets',
+        problems.map((p) => ({ path: `/targets/${p.index}`, message: p.message })),
+      );
+    }
+    const list = [...new Set(targets.map((t) => t.toLowerCase()))];
+    return this.ds.transaction(async (m) => {
+      const tenant = await this.requireTenant(tenantId, m, true);
+      const before = tenant.connector_private_targets;
+      tenant.connector_private_targets = list;
+      await m.save(tenant);
+      await this.record(m, tenantId, 'tenant.connector_private_targets', tenantId, by, { before, after: list });
+      return TenantDto.from(tenant);
     });
   }
 

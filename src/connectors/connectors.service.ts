@@ -47,8 +47,8 @@ export class ConnectorsService {
   async configure(by: ConnectorActor, input: ConfigureConnectorDto): Promise<ConnectorDto> {
     assertMayManage(by.auth);
     const credentials = parseCredentials(input.auth_type, input.credentials);
-    const baseUrl = await this.gateway.checkUrl(input.base_url, '/base_url');
-    await this.checkCredentialUrls(credentials);
+    const baseUrl = await this.gateway.checkUrl(input.base_url, '/base_url', by.auth.tenantId);
+    await this.checkCredentialUrls(credentials, by.auth.tenantId);
     const id = randomUUID();
     return this.ds.transaction(async (m) => {
       const saved = await m.save(
@@ -108,7 +108,10 @@ export class ConnectorsService {
    */
   async update(by: ConnectorActor, id: string, input: UpdateConnectorDto): Promise<ConnectorDto> {
     assertMayManage(by.auth);
-    const baseUrl = input.base_url === undefined ? undefined : await this.gateway.checkUrl(input.base_url, '/base_url');
+    const baseUrl =
+      input.base_url === undefined
+        ? undefined
+        : await this.gateway.checkUrl(input.base_url, '/base_url', by.auth.tenantId);
     return this.ds.transaction(async (m) => {
       const c = await m.findOne(Connector, {
         where: { id, tenant_id: by.auth.tenantId },
@@ -121,7 +124,7 @@ export class ConnectorsService {
         const { auth_type: _old, ...kept } = credentials;
         const merged = authType === c.auth_type ? { ...kept, ...input.credentials } : { ...input.credentials };
         credentials = parseCredentials(authType, merged);
-        await this.checkCredentialUrls(credentials);
+        await this.checkCredentialUrls(credentials, by.auth.tenantId);
       }
       const changed = Object.keys(input).filter((k) => (input as Record<string, unknown>)[k] !== undefined);
       c.name = input.name ?? c.name;
@@ -189,9 +192,9 @@ export class ConnectorsService {
     return c.last_health_check !== null && Date.now() - c.last_health_check.getTime() < maxAge;
   }
 
-  private async checkCredentialUrls(credentials: Credentials): Promise<void> {
+  private async checkCredentialUrls(credentials: Credentials, tenantId: string): Promise<void> {
     if (credentials.auth_type === 'oauth2') {
-      await this.gateway.checkUrl(credentials.token_url, '/credentials/token_url');
+      await this.gateway.checkUrl(credentials.token_url, '/credentials/token_url', tenantId);
     }
   }
 

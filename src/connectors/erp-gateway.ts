@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { TaskCancelledError, TimeoutStrategy, timeout } from 'cockatiel';
@@ -5,7 +6,13 @@ import type { DataSource } from 'typeorm';
 import { CryptoBox } from '../common/crypto-box.js';
 import { AppError } from '../common/errors.js';
 import { AppConfig } from '../config/app-config.js';
-import { checkTargetAtRegistration, TargetRefusedError, WebhookResolver } from '../webhooks/ssrf.js';
+import {
+  bareHostname,
+  checkTargetAtRegistration,
+  PrivateTargets,
+  TargetRefusedError,
+  WebhookResolver,
+} from '../webhooks/ssrf.js';
 import { openCredentials, type Credentials } from './credentials.js';
 import type { Connector, HealthStatus } from './entities/connector.entity.js';
 import { ErpClient, TokenCache } from './erp/client.js';
@@ -69,16 +76,29 @@ export class ErpGateway {
     return openCredentials(this.box, c.id, c.credentials_enc);
   }
 
-  adapterFor(c: Connector): ErpAdapter {
-    const client = new ErpClient(c.id, c.base_url, this.credentialsOf(c), this.transport, this.tokens);
+  /** The operator's exception to the address guard for a tenant's connectors (managed deployment). */
+  async privateTargetsOf(tenantId: string): Promise<PrivateTargets> {
+    if (!this.guarded) return new PrivateTargets([]);
+    const rows = (await this.ds.query(`SELECT connector_private_targets FROM tenants WHERE id = $1`, [tenantId])) as {
+      connector_private_targets: string[];
+    }[];
+    return new PrivateTargets(rows[0]?.connector_private_targets ?? []);
+  }
+
+  /** The adapter of a connector, its connections held to the guard with its tenant's exception (read now). */
+  async adapterFor(c: Connector): Promise<ErpAdapter> {
+    const transport = { ...this.transport, allowed: await this.privateTargetsOf(c.tenant_id) };
+    const client = new ErpClient(c.id, c.base_url, this.credentialsOf(c), transport, this.tokens);
     return c.erp_type === 'SAP' ? new SapAdapter(client) : new OracleAdapter(client);
   }
 
   /**
    * A URL a connector will call (base_url, token_url): absolute http(s), no embedded user or
-   * fragment; on the managed deployment https only and a public address (checked again at connect).
+   * fragment; on the managed deployment https only and a public address (checked again at connect),
+   * unless the operator listed the target for the tenant (connector_private_targets): then it may be
+   * non-public, and plain http too (the operator vouches for the network path).
    */
-  async checkUrl(raw: string, path: string): Promise<string> {
+  async checkUrl(raw: string, path: string, tenantId: string): Promise<string> {
     const bad = (message: string) => AppError.badRequest('Invalid connector address', [{ path, message }]);
     let url: URL;
     try {
@@ -90,9 +110,12 @@ export class ErpGateway {
     if (url.username || url.password) throw bad('credentials belong in `credentials`, not in the URL');
     if (url.hash) throw bad('must not carry a fragment');
     if (this.guarded) {
-      if (url.protocol !== 'https:') throw bad('must be https on this deployment');
+      const allowed = await this.privateTargetsOf(tenantId);
+      if (url.protocol !== 'https:' && !(await this.onPrivateList(url, allowed))) {
+        throw bad('must be https on this deployment');
+      }
       try {
-        await checkTargetAtRegistration(url, this.resolver);
+        await checkTargetAtRegistration(url, this.resolver, allowed);
       } catch (err) {
         if (err instanceof TargetRefusedError) {
           throw bad(`resolves to a non-public address (${err.range}); refused on this deployment`);
@@ -103,6 +126,15 @@ export class ErpGateway {
     return url.toString().replace(/\/$/, '');
   }
 
+  /** Whether the operator listed this target: its host name, or every address it stands for. */
+  private async onPrivateList(url: URL, allowed: PrivateTargets): Promise<boolean> {
+    if (allowed.empty) return false;
+    const host = bareHostname(url);
+    if (allowed.allowsHost(host)) return true;
+    const addresses = isIP(host) ? [host] : (await this.resolver.resolve(host).catch(() => [])).map((a) => a.address);
+    return addresses.length > 0 && addresses.every((a) => allowed.allowsAddress(a));
+  }
+
   /**
    * A light authenticated call, cut at the time-out and not retried (a health check reports what
    * it finds); the result and its time are stored on the row.
@@ -111,7 +143,7 @@ export class ErpGateway {
     let status: HealthStatus = 'healthy';
     let reason: string | null = null;
     try {
-      const adapter = this.adapterFor(c);
+      const adapter = await this.adapterFor(c);
       await timeout(this.config.env.ERP_TIMEOUT_MS, TimeoutStrategy.Aggressive).execute(({ signal }) =>
         adapter.healthCheck(signal),
       );

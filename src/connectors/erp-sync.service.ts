@@ -68,7 +68,7 @@ export class ErpSyncService {
       const field = erpDoc.kind === 'invoice' ? 'order_ref' : 'nomination_ref';
       throw AppError.invalidState(`The document has no ${field} to match by`);
     }
-    const adapter = this.gateway.adapterFor(connector);
+    const adapter = await this.gateway.adapterFor(connector);
     let result: MatchResultDto;
     try {
       if (erpDoc.kind === 'invoice') {

@@ -8,10 +8,15 @@ import {
 } from '@nestjs/swagger';
 import { SECURITY } from '../auth/decorators.js';
 
-/** S12: what every response to a tenant request carries (set by the rate-limit guard). */
+/**
+ * S12: what every response to a tenant request carries once its credentials are accepted (set by the
+ * rate-limit guard, so errors and 429 too; a 401 or 403 from the authentication step comes before it).
+ */
 const RATE_LIMIT_HEADERS: Record<string, HeaderObject> = {
   'X-RateLimit-Limit': {
-    description: "Requests allowed per window: the tenant's rate_limit_rpm (on the managed deployment, its plan's)",
+    description:
+      "Requests allowed per window: the tenant's rate_limit_rpm (on the managed deployment, its plan's). " +
+      'Sent on every response once the credentials are accepted, errors included',
     schema: { type: 'integer' },
     example: 60,
   },
@@ -37,9 +42,10 @@ const TENANT_SCHEMES: string[] = [SECURITY.apiKey, SECURITY.tenantJwt];
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch', 'options', 'head', 'trace'] as const;
 
 /**
- * What no decorator can say once per route: the rate-limit headers on every success of a tenant
- * operation (the guard sets them on every tenant request) and Retry-After on every 429 (each source
- * of a 429 sets it). Both are components, referenced where they apply.
+ * What no decorator can say once per route: the rate-limit headers on every response of a tenant
+ * operation, errors and 429 included (the guard sets them on every tenant request before the handler
+ * runs) and Retry-After on every 429 (each source of a 429 sets it). Both are components, referenced
+ * where they apply.
  */
 export function addResponseHeaders(document: OpenAPIObject): OpenAPIObject {
   const ref = (name: string) => ({ $ref: `#/components/headers/${name}` });
@@ -54,7 +60,7 @@ export function addResponseHeaders(document: OpenAPIObject): OpenAPIObject {
       const tenant = (op.security ?? []).some((s) => TENANT_SCHEMES.some((name) => name in s));
       for (const [status, response] of Object.entries(op.responses)) {
         if (!response || '$ref' in response) continue;
-        if (tenant && status.startsWith('2')) {
+        if (tenant) {
           const headers = Object.fromEntries(Object.keys(RATE_LIMIT_HEADERS).map((h) => [h, ref(h)]));
           response.headers = { ...response.headers, ...headers };
         }

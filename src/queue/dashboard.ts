@@ -3,7 +3,7 @@ import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { createBullBoard } from '@bull-board/api';
 import { ExpressAdapter } from '@bull-board/express';
 import type { Queue } from 'bullmq';
-import type { NextFunction, Request, Response } from 'express';
+import type { Application, NextFunction, Request, Response } from 'express';
 import type { Redis } from 'ioredis';
 import jwt from 'jsonwebtoken';
 
@@ -69,7 +69,10 @@ export function queueDashboard(options: DashboardOptions) {
   const serverAdapter = new ExpressAdapter();
   serverAdapter.setBasePath(DASHBOARD_PATH);
   createBullBoard({ queues: options.queues.map((q) => new BullMQAdapter(q)), serverAdapter });
-  const board = serverAdapter.getRouter() as (req: Request, res: Response, next: NextFunction) => void;
+  const app = serverAdapter.getRouter() as Application;
+  // bull-board answers from an express app of its own, which would announce itself on every page.
+  app.disable('x-powered-by');
+  const board = app as unknown as (req: Request, res: Response, next: NextFunction) => void;
 
   return (req: Request, res: Response, next: NextFunction): void => {
     if (req.path === '/login') {

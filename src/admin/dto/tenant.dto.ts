@@ -139,6 +139,12 @@ export class TenantDto {
     description: 'the last refresh failure (the last good copy stays)',
   })
   saml_metadata_error: string | null;
+  @ApiProperty({
+    type: [String],
+    example: ['10.20.0.0/16', 'erp.corp.internal'],
+    description: 'non-public networks and host names the connectors may reach (managed deployment; operator-set)',
+  })
+  connector_private_targets: string[];
   @ApiProperty({ format: 'date-time', example: EX.createdAt }) created_at: string;
 
   static from(t: Tenant): TenantDto {
@@ -153,6 +159,7 @@ export class TenantDto {
       saml_metadata_xml_set: t.saml_metadata_xml !== null,
       saml_idp_initiated: t.saml_idp_initiated,
       saml_return_paths: t.saml_return_paths,
+      connector_private_targets: t.connector_private_targets,
       saml_idp_sso_url: t.saml_idp_sso_url,
       saml_idp_certificates: t.saml_idp_certificates.length,
       saml_metadata_refreshed_at: t.saml_metadata_refreshed_at?.toISOString() ?? null,
@@ -160,4 +167,20 @@ export class TenantDto {
       created_at: t.created_at.toISOString(),
     };
   }
+}
+
+/** The operator's list of non-public targets a tenant's connectors may reach (managed deployment). */
+export class ConnectorPrivateTargetsDto {
+  @ApiProperty({
+    type: [String],
+    example: ['10.20.0.0/16', 'erp.corp.internal'],
+    description:
+      'Networks in CIDR notation (no wider than /8 for IPv4, /32 for IPv6) and host names; the whole list, ' +
+      'replacing the stored one; empty to refuse every non-public address again',
+  })
+  @IsArray()
+  @ArrayMaxSize(50)
+  @IsString({ each: true })
+  @MaxLength(253, { each: true })
+  targets: string[];
 }

@@ -10,7 +10,7 @@ import {
   wrap,
   type IRetryBackoffContext,
 } from 'cockatiel';
-import { oneShotAgent, TargetRefusedError, type WebhookResolver } from '../../webhooks/ssrf.js';
+import { oneShotAgent, TargetRefusedError, type PrivateTargets, type WebhookResolver } from '../../webhooks/ssrf.js';
 
 /** Largest ERP answer read; a bigger one is cut (a purchase order is kilobytes). */
 const MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
@@ -37,6 +37,8 @@ export interface TransportOptions {
   retryBaseDelayMs: number;
   guard: boolean;
   resolver: WebhookResolver;
+  /** The operator's exception to the guard for this tenant's connectors. */
+  allowed?: PrivateTargets;
 }
 
 /** An ERP answer that is not a success, with the ERP's own message. */
@@ -103,7 +105,7 @@ export function isTransient(err: unknown): boolean {
  */
 export function sendOnce(
   req: HttpRequest,
-  options: { guard: boolean; resolver: WebhookResolver },
+  options: { guard: boolean; resolver: WebhookResolver; allowed?: PrivateTargets },
   signal?: AbortSignal,
 ) {
   const url = req.url;

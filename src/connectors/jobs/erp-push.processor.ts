@@ -81,7 +81,7 @@ export class ErpPushProcessor extends WorkerHost {
       if (!connector.is_active) throw AppError.invalidState('Connector is not active');
       const { doc, data } = await this.documents.readDataForTenant(tenantId, push.document_id);
       const erpDoc = toErpDoc(doc.document_type, data);
-      const adapter = this.gateway.adapterFor(connector);
+      const adapter = await this.gateway.adapterFor(connector);
       let foundExisting = false;
       callingErp = true;
       const erpId = await resilient(this.gateway.transport, async (signal) => {

@@ -36,6 +36,13 @@ export class Tenant {
   @Column({ type: 'text', array: true, default: () => "'{}'" })
   saml_return_paths: string[];
 
+  /**
+   * Managed deployment: the non-public networks (CIDR) and host names this tenant's connectors may reach
+   * (a private ERP, over a VPN). Set by the operator alone; empty refuses every non-public address.
+   */
+  @Column({ type: 'text', array: true, default: () => "'{}'" })
+  connector_private_targets: string[];
+
   /** From the last good metadata: kept when a later refresh fails. */
   @Column({ type: 'text', nullable: true })
   saml_idp_entity_id: string | null;
