@@ -72,7 +72,19 @@ describe('a PostgreSQL outage while the worker has a backlog (S9)', () => {
     await db.stop();
     await validate.resume();
     await sign.resume();
-    await new Promise((r) => setTimeout(r, 10_000));
+    // Requests meanwhile: 503 in the error shape with Retry-After, never 500; readiness names the database.
+    const during = await api.http().get('/list').set('X-API-Key', tenant.apiKey);
+    expect(during.status).toBe(503);
+    expect(during.body.error.code).toBe('SERVICE_UNAVAILABLE');
+    expect(Number(during.headers['retry-after'])).toBeGreaterThan(0);
+    const uploadDuring = await upload(api, tenant.apiKey, (await buildSdf()).archive);
+    expect(uploadDuring.status).toBe(503);
+    expect(uploadDuring.body.error.code).toBe('SERVICE_UNAVAILABLE');
+    await new Promise((r) => setTimeout(r, 1500));
+    const ready = await api.http().get('/health/ready');
+    expect(ready.status).toBe(503);
+    expect(ready.body.checks.database).not.toBe('ok');
+    await new Promise((r) => setTimeout(r, 8_000));
     expect(await validate.getFailedCount()).toBe(0);
     expect(await sign.getFailedCount()).toBe(0);
     await db.start();

@@ -1,6 +1,12 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import type { Response } from 'express';
 import { AppError, errorBody, type ErrorDetail } from './errors.js';
+import { isInfrastructureError } from './infrastructure-errors.js';
+
+/** An outage is logged at most once in this long, however many requests meet it (no stack floods). */
+const OUTAGE_LOG_INTERVAL_MS = 10_000;
+/** What a client is told to wait when a dependency is unreachable. */
+const OUTAGE_RETRY_AFTER_SECONDS = 5;
 
 const STATUS_CODES: Record<number, string> = {
   400: 'VALIDATION_ERROR',
@@ -35,11 +41,14 @@ interface SdfLikeError {
 @Catch()
 export class AllExceptionsFilter implements ExceptionFilter {
   private readonly logger = new Logger('ExceptionFilter');
+  private lastOutageLog = 0;
+  private unloggedOutageErrors = 0;
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const res = host.switchToHttp().getResponse<Response>();
     const { status, body, headers } = this.describe(exception);
-    if (status >= 500) this.logger.error('request failed', exception instanceof Error ? exception : undefined);
+    if (status === 503 && isInfrastructureError(exception)) this.logOutage(exception);
+    else if (status >= 500) this.logger.error('request failed', exception instanceof Error ? exception : undefined);
     if (res.headersSent) {
       res.destroy();
       return;
@@ -89,7 +98,35 @@ export class AllExceptionsFilter implements ExceptionFilter {
         headers: {},
       };
     }
+    if (isInfrastructureError(exception)) {
+      // PostgreSQL, Redis or the store is unreachable: the request was fine and may be sent again.
+      return {
+        status: 503,
+        body: errorBody(
+          'SERVICE_UNAVAILABLE',
+          'A service this request needs (database, Redis or storage) cannot be reached right now; try again shortly',
+        ),
+        headers: { 'Retry-After': String(OUTAGE_RETRY_AFTER_SECONDS) },
+      };
+    }
     return { status: 500, body: errorBody('INTERNAL_ERROR', 'Internal server error'), headers: {} };
+  }
+
+  /** One JSON line per outage window, with how many requests met it since the last one; never a stack. */
+  private logOutage(exception: unknown): void {
+    const now = Date.now();
+    if (now - this.lastOutageLog < OUTAGE_LOG_INTERVAL_MS) {
+      this.unloggedOutageErrors++;
+      return;
+    }
+    const e = exception as { code?: unknown; message?: unknown };
+    this.logger.warn({
+      msg: 'requests answered 503: a dependency is unreachable',
+      reason: `${typeof e.code === 'string' ? `${e.code}: ` : ''}${String(e.message ?? exception)}`.slice(0, 300),
+      also_since_last_line: this.unloggedOutageErrors,
+    });
+    this.lastOutageLog = now;
+    this.unloggedOutageErrors = 0;
   }
 }
 
