@@ -2,8 +2,6 @@ import { Logger } from '@nestjs/common';
 import { DelayedError, type Job } from 'bullmq';
 import { isInfrastructureError } from '../common/infrastructure-errors.js';
 
-export { isInfrastructureError };
-
 /** The first postponement waits this long; each further one while the outage lasts waits twice as long, up to the ceiling. */
 const FIRST_DELAY_MS = 1_000;
 
