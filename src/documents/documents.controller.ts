@@ -100,9 +100,12 @@ const Upload = () =>
     ApiHeader({
       name: 'Idempotency-Key',
       required: false,
-      description: 'A retried upload with the same key answers the first record (S2); 1 to 255 visible ASCII',
+      // No `example`: Swagger UI would fill it in, and a second "Try it out" would quietly answer the first
+      // upload's record.
+      description:
+        'A retried upload with the same key answers the first record; 1 to 255 visible ASCII, such as ' +
+        '`erp-7f3c9a21-upload-1`. Use a new key for every new upload.',
       schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
-      example: 'erp-7f3c9a21-upload-1',
     }),
     ApiCreatedResponse({ type: DocumentDto, description: 'Stored; status pending until the validation job ends' }),
     ApiError(400, 'A malformed Idempotency-Key', MALFORMED_IDEMPOTENCY_KEY),
