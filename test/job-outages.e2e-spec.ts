@@ -11,7 +11,8 @@ import { OutageGate } from '../src/queue/outages.js';
 import { QueueName } from '../src/queue/queues.js';
 import { startApp, type TestApp } from './helpers/app.js';
 import { upload, waitForFinal } from './helpers/documents.js';
-import { freePort, OwnPostgres } from './helpers/own-postgres.js';
+import { OwnPostgres } from './helpers/own-postgres.js';
+import { freePort } from './helpers/processes.js';
 import { buildSdf } from './helpers/sdf-fixtures.js';
 import { createTenant, type TenantFixture } from './helpers/tenants.js';
 

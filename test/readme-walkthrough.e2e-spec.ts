@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
@@ -9,6 +8,7 @@ import { createDatabaseFromTemplate, dropDatabase, testDatabaseUrl } from './hel
 import {
   distCli,
   distMain,
+  freePort,
   projectRoot,
   requireBuild,
   runProgram,
@@ -22,17 +22,6 @@ export function walkthroughScript(readme: string): string {
   const match = /<!-- walkthrough:begin -->\s*```sh\n([\s\S]*?)```\s*<!-- walkthrough:end -->/.exec(readme);
   if (!match) throw new Error('README.md has no walkthrough block');
   return match[1];
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 function runScript(script: string, cwd: string, env: NodeJS.ProcessEnv): Promise<RunResult> {

@@ -2,12 +2,11 @@ import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createDatabaseFromTemplate, dropDatabase, testDatabaseUrl } from './helpers/database.js';
-import { distCli, distMain, requireBuild, runNode, startNode, stop } from './helpers/processes.js';
+import { distCli, distMain, freePort, requireBuild, runNode, startNode, stop } from './helpers/processes.js';
 import { buildSdf } from './helpers/sdf-fixtures.js';
 import { waitUntil } from './helpers/wait.js';
 import { WebhookReceiver } from './helpers/webhook-receiver.js';
@@ -37,15 +36,6 @@ function startOtlpReceiver(spans: OtlpSpan[]): Promise<Server> {
     });
   });
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createNetServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 const attr = (span: OtlpSpan, key: string) => span.attributes?.find((a) => a.key === key)?.value.stringValue;

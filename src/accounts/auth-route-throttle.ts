@@ -12,19 +12,8 @@ import type { Request } from 'express';
 import { AppError } from '../common/errors.js';
 import { AppConfig } from '../config/app-config.js';
 import { ApiError, type ErrorCase } from '../openapi/decorators.js';
+import { RATE_WINDOW_SCRIPT } from '../rate-limit/rate-limit.service.js';
 import { RedisService } from '../redis/redis.module.js';
-
-// A fixed window on Redis's clock, shared by every API instance: {count, ms until the window ends}.
-const HIT = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local win = tonumber(ARGV[1])
-local start = now - (now % win)
-local key = KEYS[1] .. ':' .. start
-local n = redis.call('INCR', key)
-if n == 1 then redis.call('PEXPIRE', key, win + 1000) end
-return {n, start + win - now}
-`;
 
 const ROUTE = 'sdf:auth-route-throttle';
 
@@ -43,7 +32,8 @@ export class AuthRouteThrottleGuard implements CanActivate {
     private readonly redis: RedisService,
     @Inject(AppConfig) private readonly config: AppConfig,
   ) {
-    this.hit = redis.script('sdfAuthRouteHit', 1, HIT);
+    // The tenant rate limit's fixed window on Redis's clock, shared by every API instance.
+    this.hit = redis.script('sdfAuthRouteHit', 1, RATE_WINDOW_SCRIPT);
   }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -51,8 +41,14 @@ export class AuthRouteThrottleGuard implements CanActivate {
     const req = context.switchToHttp().getRequest<Request>();
     const env = this.config.env;
     const key = this.redis.key('auth-route', route, req.ip ?? 'unknown');
-    const [count, msLeft] = (await this.hit(key, String(env.AUTH_ROUTE_WINDOW_SECONDS * 1000))) as [number, number];
-    if (count <= env.AUTH_ROUTE_LIMIT_PER_ADDRESS) return true;
+    const limit = env.AUTH_ROUTE_LIMIT_PER_ADDRESS;
+    const [count, resetAt, now] = (await this.hit(
+      key,
+      String(env.AUTH_ROUTE_WINDOW_SECONDS * 1000),
+      String(limit),
+    )) as [number, number, number];
+    if (count <= limit) return true;
+    const msLeft = resetAt - now;
     const error = AppError.of('RATE_LIMITED', 'Too many requests from this address; try again later');
     throw new AppError(error.status, error.code, error.message, [], {
       'Retry-After': String(Math.max(1, Math.ceil(msLeft / 1000))),

@@ -1,26 +1,14 @@
 import { execFile } from 'node:child_process';
 import { chownSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { runMigrations } from '../../src/database/data-source.js';
+import { freePort } from './processes.js';
 
 const run = promisify(execFile);
 const BIN = process.env.TEST_PG_BIN ?? '/usr/lib/postgresql/15/bin';
-
-/** A TCP port nobody listens on right now. */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /**
  * A PostgreSQL cluster of the test's own, in a temporary folder on a free port, which the test may stop

@@ -1,10 +1,23 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
 export const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
 export const distMain = fileURLToPath(new URL('../../dist/src/main.js', import.meta.url));
 export const distCli = fileURLToPath(new URL('../../dist/src/cli/sdf.js', import.meta.url));
+
+/** A TCP port nobody listens on right now. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
 
 /** Tests that run the built program need `npm run build` first (`npm test` does it in `pretest`). */
 export function requireBuild(path: string): void {
