@@ -7,6 +7,7 @@ import type { Server } from 'node:http';
 import helmet from 'helmet';
 import { AppModule, type AppOverrides } from './app.module.js';
 import { contentSecurityPolicy } from './common/content-security-policy.js';
+import { webApp } from './web/web-app.js';
 import { JsonTooDeepError, MAX_JSON_BODY_DEPTH, jsonDepthExceeds } from './common/json-depth.js';
 import { JsonLogger } from './common/logger.js';
 import { assertMasterKeys } from './common/master-key-check.js';
@@ -144,6 +145,7 @@ export async function createApp(
   );
   app.enableShutdownHooks();
   if (config.runsApi) {
+    app.use(webApp());
     mountOpenApi(app, config.version);
     mountQueueDashboard(app, config);
   }

@@ -20,6 +20,8 @@ export interface ListFilter {
   after?: KeysetPosition;
   status?: DocumentStatus;
   documentType?: string;
+  createdFrom?: Date;
+  createdBefore?: Date;
 }
 
 export interface ValidationOutcome {
@@ -293,6 +295,11 @@ export class DocumentsRepository {
       .limit(filter.limit + 1);
     if (filter.status) q.andWhere('d.status = :status', { status: filter.status });
     if (filter.documentType) q.andWhere('d.document_type = :type', { type: filter.documentType });
+    if (filter.createdFrom)
+      q.andWhere('d.created_at >= :createdFrom', { createdFrom: filter.createdFrom.toISOString() });
+    if (filter.createdBefore) {
+      q.andWhere('d.created_at < :createdBefore', { createdBefore: filter.createdBefore.toISOString() });
+    }
     if (filter.after) {
       q.andWhere('(d.created_at, d.id) < (:afterTime, :afterId)', {
         afterTime: filter.after.createdAt.toISOString(),

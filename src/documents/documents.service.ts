@@ -252,6 +252,8 @@ export class DocumentsService {
       after,
       status: query.status,
       documentType: query.document_type,
+      createdFrom: query.created_from !== undefined ? new Date(query.created_from) : undefined,
+      createdBefore: query.created_before !== undefined ? new Date(query.created_before) : undefined,
     });
     const last = rows[rows.length - 1];
     const nextCursor = hasMore && last ? encodeCursor({ createdAt: last.created_at, id: last.id }) : null;

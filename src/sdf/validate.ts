@@ -1,9 +1,17 @@
-import { SdfError, type SdfErrorCode, type SdfErrorDetail } from './errors.js';
+import { SdfError, type SdfErrorCode } from './errors.js';
+import {
+  CHECK_NAMES,
+  failResult,
+  type CheckName,
+  type CheckStatus,
+  type ValidationError,
+  type ValidationResult,
+} from './result.js';
 import { resolveLimits, type Limits } from './limits.js';
 import { inspectPdf } from './pdf/inspect.js';
 import { checkDataRules, parseData } from './rules/data.js';
 import { checkJsonShape, needsShapeCheck } from './rules/json-shape.js';
-import { parseMeta, type NormalizedMeta } from './rules/meta.js';
+import { parseMeta } from './rules/meta.js';
 import { findUnsafeText } from './rules/text.js';
 import { checkVersion } from './rules/version.js';
 import { compileSchemaSource } from './schema/compile.js';
@@ -17,32 +25,7 @@ import {
 import { openArchive } from './zip/archive.js';
 import { REQUIRED_ENTRIES, SIGNATURE_ENTRY } from './zip/names.js';
 
-/** F10: the checks of POST /validate, in the order they run. */
-export const CHECK_NAMES = ['container', 'meta', 'schema', 'data', 'pdf', 'signature'] as const;
-export type CheckName = (typeof CHECK_NAMES)[number];
-export type CheckStatus = 'pass' | 'fail' | 'skipped';
-
-export interface ValidationError {
-  code: SdfErrorCode;
-  message: string;
-  file?: string;
-  details: SdfErrorDetail[];
-}
-
-/** F10: the /validate result shape. */
-export interface ValidationResult {
-  valid: boolean;
-  sdf_version: string | null;
-  document_type: string | null;
-  is_signed: boolean;
-  checks: Record<CheckName, CheckStatus>;
-  warnings: string[];
-  meta?: NormalizedMeta;
-  /** SHA-256 of the RFC 8785 form of schema.json, to compare with a schema registry (S14). */
-  schema_sha256?: string;
-  signature?: VerifyResult;
-  error?: ValidationError;
-}
+export { CHECK_NAMES, failResult, type CheckName, type CheckStatus, type ValidationError, type ValidationResult };
 
 export interface ValidateOptions {
   keyLookup?: KeyLookup;
@@ -53,6 +36,8 @@ export interface CoreOptions {
   limits?: Partial<Limits>;
   /** Called as each check starts; the worker pool uses it to name the check a timeout interrupted. */
   onStage?: (stage: CheckName) => void;
+  /** Receives the archive's entries once the container check passed (the browser reader shows them). */
+  onEntries?: (files: ReadonlyMap<string, Buffer>, names: readonly string[]) => void;
 }
 
 export interface CoreOutcome {
@@ -63,19 +48,6 @@ export interface CoreOutcome {
 function emptyResult(): ValidationResult {
   const checks = Object.fromEntries(CHECK_NAMES.map((c) => [c, 'skipped'])) as Record<CheckName, CheckStatus>;
   return { valid: false, sdf_version: null, document_type: null, is_signed: false, checks, warnings: [] };
-}
-
-/** Marks `stage` failed (later checks stay skipped) and records the error. */
-export function failResult(
-  result: ValidationResult,
-  stage: CheckName,
-  error: SdfError | ValidationError,
-): ValidationResult {
-  result.valid = false;
-  result.checks[stage] = 'fail';
-  result.error = { code: error.code, message: error.message, details: error.details };
-  if (error.file !== undefined) result.error.file = error.file;
-  return result;
 }
 
 /**
@@ -105,6 +77,10 @@ export async function validateCore(input: Buffer | string, options: CoreOptions 
     }
     result.is_signed = archive.files.has(SIGNATURE_ENTRY);
     result.checks.container = 'pass';
+    options.onEntries?.(
+      archive.files,
+      archive.entries.map((e) => e.name),
+    );
 
     enter('meta');
     const meta = parseMeta(archive.files.get('meta.json'), limits);

@@ -1,9 +1,9 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, IsString, Max, MaxLength, Min, MinLength } from 'class-validator';
+import { IsISO8601, IsIn, IsInt, IsOptional, IsString, Max, MaxLength, Min, MinLength } from 'class-validator';
 import { DOCUMENT_STATUSES, type DocumentStatus } from '../entities/document.entity.js';
 
-/** GET /list query (S4): limit 1..100 (default 20), opaque cursor, status and type filters. */
+/** GET /list query (S4): limit 1..100 (default 20), opaque cursor, status, type and upload-time filters. */
 export class ListDocumentsQueryDto {
   @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 100, default: 20 })
   @IsOptional()
@@ -31,4 +31,22 @@ export class ListDocumentsQueryDto {
   @IsOptional()
   @IsIn(DOCUMENT_STATUSES)
   status?: DocumentStatus;
+
+  @ApiPropertyOptional({
+    format: 'date-time',
+    example: '2026-03-01T00:00:00Z',
+    description: 'Only documents uploaded at or after this time (ISO 8601; a date alone means its start, UTC)',
+  })
+  @IsOptional()
+  @IsISO8601({ strict: true })
+  created_from?: string;
+
+  @ApiPropertyOptional({
+    format: 'date-time',
+    example: '2026-04-01T00:00:00Z',
+    description: 'Only documents uploaded before this time (ISO 8601; a date alone means its start, UTC)',
+  })
+  @IsOptional()
+  @IsISO8601({ strict: true })
+  created_before?: string;
 }

@@ -1,10 +1,8 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { SdfError, type SdfErrorCode } from '../errors.js';
 import {
   CHECK_NAMES,
-  failResult,
   finishValidation,
   type CheckName,
   type CoreOutcome,
@@ -15,6 +13,7 @@ import { applyTrust, type KeyLookup, type VerifyResult } from '../signature/veri
 import type { Limits } from '../limits.js';
 import type { WorkerMessage, WorkerTask } from './validate-worker.js';
 import { transpiledWorkerUrl } from './ts-sources.js';
+import { overBudget } from './budget.js';
 
 export interface ValidationPoolOptions {
   /** Most worker processes at once; default: one less than the cores, at most 4. */
@@ -136,20 +135,6 @@ class FairQueue<T> {
     return all;
   }
 }
-
-/**
- * What a check that ran out of time becomes: the entry it was judging is rejected. Running out of
- * memory is always SDF_ERROR_ARCHIVE_TOO_LARGE: the contents exceed what this service accepts (F2).
- */
-const TIMEOUT_CODES: Record<CheckName, { code: SdfErrorCode; file?: string }> = {
-  container: { code: 'SDF_ERROR_ARCHIVE_TOO_LARGE' },
-  meta: { code: 'SDF_ERROR_INVALID_META', file: 'meta.json' },
-  schema: { code: 'SDF_ERROR_INVALID_SCHEMA', file: 'schema.json' },
-  // F6: a schema whose evaluation cannot finish within the budget (catastrophic regex) is a hostile schema.
-  data: { code: 'SDF_ERROR_INVALID_SCHEMA', file: 'schema.json' },
-  pdf: { code: 'SDF_ERROR_UNSAFE_PDF', file: 'visual.pdf' },
-  signature: { code: 'SDF_ERROR_INVALID_SIGNATURE', file: 'signature.sig' },
-};
 
 /** What V8 prints when a heap outgrows --max-old-space-size; the process then aborts. */
 const OUT_OF_MEMORY = /heap out of memory|Reached heap limit/;
@@ -407,36 +392,4 @@ export function createValidationPool(options: ValidationPoolOptions = {}): Valid
 function lastLine(slot: Slot): string {
   const lines = slot.stderr.trim().split('\n');
   return lines[lines.length - 1] || `exit code ${slot.child.exitCode ?? slot.child.signalCode}`;
-}
-
-function overBudget(
-  stage: CheckName,
-  exceeded: 'time' | 'memory',
-  timeoutMs: number,
-  memoryMb: number,
-): ValidationResult {
-  const checks = Object.fromEntries(CHECK_NAMES.map((c) => [c, 'skipped'])) as ValidationResult['checks'];
-  for (const check of CHECK_NAMES.slice(0, CHECK_NAMES.indexOf(stage))) checks[check] = 'pass';
-  const { code, file } =
-    exceeded === 'time'
-      ? TIMEOUT_CODES[stage]
-      : // The data check's memory is spent on data.json itself, whatever the schema.
-        {
-          code: 'SDF_ERROR_ARCHIVE_TOO_LARGE' as const,
-          file: stage === 'data' ? 'data.json' : TIMEOUT_CODES[stage].file,
-        };
-  const reason =
-    exceeded === 'time'
-      ? `did not finish within the time budget of ${timeoutMs} ms`
-      : `exceeded the memory budget of ${memoryMb} MB`;
-  const message = `the ${stage} check ${reason}`;
-  const result: ValidationResult = {
-    valid: false,
-    sdf_version: null,
-    document_type: null,
-    is_signed: false,
-    checks,
-    warnings: [],
-  };
-  return failResult(result, stage, new SdfError(code, message, file, [{ path: '', message }]));
 }

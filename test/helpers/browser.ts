@@ -1,0 +1,93 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import axeModule from '@axe-core/playwright';
+import { chromium, type Browser, type BrowserContext, type Page, type Request } from 'playwright-core';
+
+// A CommonJS package: its class is the default export's `default` under Node's interop, the default itself elsewhere.
+const AxeBuilder = ((axeModule as unknown as { default?: unknown }).default ?? axeModule) as typeof axeModule.default;
+
+/** Debian's Chromium (the `chromium` package); `.ci/run` installs it when it is missing. */
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+/** Where browser tests write their screenshots (the README shows them). */
+export const SCREENSHOTS = join(process.cwd(), 'docs', 'screenshots');
+
+export async function launchBrowser(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    // As root Chromium needs --no-sandbox; the rest keeps it off the network it would otherwise call.
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+}
+
+export interface PageProbe {
+  context: BrowserContext;
+  page: Page;
+  /** Every request the page and its workers made. */
+  requests: Request[];
+  /** Console errors and Content-Security-Policy violations, page and workers alike. */
+  problems: string[];
+  close(): Promise<void>;
+}
+
+/** A fresh context and page (axe needs a page of `browser.newContext()`), watching what it does. */
+export async function openProbe(
+  browser: Browser,
+  options: { width?: number; height?: number } = {},
+): Promise<PageProbe> {
+  const context = await browser.newContext({
+    viewport: { width: options.width ?? 1280, height: options.height ?? 900 },
+    acceptDownloads: true,
+  });
+  const page = await context.newPage();
+  const requests: Request[] = [];
+  const problems: string[] = [];
+  context.on('request', (request) => requests.push(request));
+  page.on('console', (message) => {
+    const text = message.text();
+    if (message.type() === 'error' || /Content.Security.Policy/i.test(text)) problems.push(text);
+  });
+  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+  page.on('worker', (worker) => {
+    worker.on('console', (message) => {
+      if (message.type() === 'error' || /Content.Security.Policy/i.test(message.text())) problems.push(message.text());
+    });
+  });
+  // Violations are reported to the console, where the listeners above collect them.
+  await context.addInitScript({
+    content: `document.addEventListener('securitypolicyviolation', (event) => {
+      console.error('CSP violation: ' + event.violatedDirective + ' ' + event.blockedURI);
+    });`,
+  });
+  return { context, page, requests, problems, close: () => context.close() };
+}
+
+/** Serious and critical axe findings on the page as it is now, as readable lines. */
+export async function accessibilityProblems(page: Page): Promise<string[]> {
+  const results = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']).analyze();
+  return results.violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+}
+
+export async function screenshot(page: Page, name: string): Promise<void> {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
+}
+
+/** Listens on a random loopback port and returns the base URL. */
+export async function listen(app: {
+  listen(port: number, host: string): Promise<unknown>;
+  getUrl(): Promise<string>;
+}): Promise<string> {
+  await app.listen(0, '127.0.0.1');
+  return (await app.getUrl()).replace('[::1]', '127.0.0.1');
+}

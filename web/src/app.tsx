@@ -1,0 +1,131 @@
+import { useEffect, useRef, type ReactNode } from 'react';
+import { Link, Route, Switch, useLocation } from 'wouter';
+import { DocumentPage } from './documents/document-page.js';
+import { DocumentsPage } from './documents/documents-page.js';
+import { RequireSignIn, SignInPage } from './documents/sign-in-page.js';
+import { SchemasPage } from './documents/schemas-page.js';
+import { WebhooksPage } from './documents/webhooks-page.js';
+import { HomePage } from './home-page.js';
+import { ReaderPage } from './reader/reader-page.js';
+import { useSession } from './session.js';
+
+function NavLink({ href, children }: { href: string; children: ReactNode }) {
+  const [location] = useLocation();
+  const current = location === href || (href !== '/' && location.startsWith(`${href}/`));
+  return (
+    <Link href={href} aria-current={current ? 'page' : undefined}>
+      {children}
+    </Link>
+  );
+}
+
+/** Moves focus to the page's heading after a navigation, so keyboard and screen-reader users follow it. */
+function useFocusOnNavigate() {
+  const [location] = useLocation();
+  const first = useRef(true);
+  useEffect(() => {
+    if (first.current) {
+      first.current = false;
+      return;
+    }
+    document.querySelector<HTMLElement>('main h1')?.focus();
+  }, [location]);
+}
+
+/** The shell every page shares: a skip link, the header with navigation, the page, a footer. */
+export function App() {
+  const { apiKey, signOut } = useSession();
+  useFocusOnNavigate();
+  return (
+    <>
+      <a className="skip-link" href="#main">
+        Skip to content
+      </a>
+      <header className="site-header">
+        <Link href="/" className="brand">
+          <span aria-hidden="true" className="brand-mark">
+            SDF
+          </span>
+          <span className="brand-name">Document service</span>
+        </Link>
+        <nav aria-label="Main">
+          <ul>
+            <li>
+              <NavLink href="/read">Read a file</NavLink>
+            </li>
+            <li>
+              <NavLink href="/documents">Documents</NavLink>
+            </li>
+            {apiKey && (
+              <>
+                <li>
+                  <NavLink href="/schemas">Schemas</NavLink>
+                </li>
+                <li>
+                  <NavLink href="/webhooks">Webhooks</NavLink>
+                </li>
+              </>
+            )}
+          </ul>
+        </nav>
+        <div className="session">
+          {apiKey ? (
+            <button type="button" className="link-button" onClick={signOut}>
+              Sign out
+            </button>
+          ) : (
+            <Link href="/sign-in">Sign in</Link>
+          )}
+        </div>
+      </header>
+      <main id="main" tabIndex={-1}>
+        <Switch>
+          <Route path="/" component={HomePage} />
+          <Route path="/read" component={ReaderPage} />
+          <Route path="/sign-in" component={SignInPage} />
+          <Route path="/documents">
+            <RequireSignIn>
+              <DocumentsPage />
+            </RequireSignIn>
+          </Route>
+          <Route path="/documents/:id">
+            {(params) => (
+              <RequireSignIn>
+                <DocumentPage id={params.id} />
+              </RequireSignIn>
+            )}
+          </Route>
+          <Route path="/schemas">
+            <RequireSignIn>
+              <SchemasPage />
+            </RequireSignIn>
+          </Route>
+          <Route path="/webhooks">
+            <RequireSignIn>
+              <WebhooksPage />
+            </RequireSignIn>
+          </Route>
+          <Route>
+            <NotFoundPage />
+          </Route>
+        </Switch>
+      </main>
+      <footer className="site-footer">
+        <p>
+          SDF files carry a PDF for people and JSON data for machines. <a href="/docs">API reference</a>
+        </p>
+      </footer>
+    </>
+  );
+}
+
+function NotFoundPage() {
+  return (
+    <section>
+      <h1 tabIndex={-1}>Page not found</h1>
+      <p>
+        There is no page at this address. <Link href="/">Go to the start page</Link>.
+      </p>
+    </section>
+  );
+}

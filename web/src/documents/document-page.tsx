@@ -1,0 +1,196 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useEffect, useRef, useState } from 'react';
+import { Link, useLocation } from 'wouter';
+import { api, unwrap } from '../api/client.js';
+import { formatBytes, formatDateTime, humanKey } from '../format.js';
+import { readArchive } from '../reader/engine.js';
+import { OutcomeView } from '../reader/outcome-view.js';
+import { fetchJwks } from '../reader/trust.js';
+import { ProblemNotice, StatusBadge } from './status.js';
+
+function saveFile(bytes: Uint8Array, name: string): void {
+  const url = URL.createObjectURL(new Blob([bytes as BlobPart], { type: 'application/vnd.sdf+zip' }));
+  const link = document.createElement('a');
+  link.href = url;
+  link.download = name;
+  link.click();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
+
+/** One stored document: its record, the reader's views on the stored bytes, and what can be done to it. */
+export function DocumentPage({ id }: { id: string }) {
+  const queryClient = useQueryClient();
+  const [, navigate] = useLocation();
+  const dialogRef = useRef<HTMLDialogElement>(null);
+  const [signing, setSigning] = useState(false);
+
+  const record = useQuery({
+    queryKey: ['document', id],
+    queryFn: () => unwrap(api.GET('/sdf/{id}', { params: { path: { id } } })),
+    refetchInterval: (query) => (query.state.data?.status === 'pending' || signing ? 1000 : false),
+  });
+  const doc = record.data;
+
+  // The stored bytes, fetched again whenever the record changes state (signing rewrites the file).
+  const bytes = useQuery({
+    queryKey: ['document-bytes', id, doc?.status, doc?.is_signed],
+    enabled: doc !== undefined && doc.status !== 'pending',
+    queryFn: async () => {
+      const answer = await unwrap(api.GET('/download/{id}', { params: { path: { id } }, parseAs: 'arrayBuffer' }));
+      return new Uint8Array(answer as unknown as ArrayBuffer);
+    },
+  });
+
+  const tenant = useQuery({ queryKey: ['tenant'], queryFn: () => unwrap(api.GET('/tenant')), staleTime: 60_000 });
+  const slug = tenant.data?.tenant.slug;
+
+  const outcome = useQuery({
+    queryKey: ['document-outcome', id, bytes.data, slug],
+    enabled: bytes.data !== undefined,
+    queryFn: async () => {
+      const trustedKeys = slug
+        ? await fetchJwks(`/.well-known/sdf-keys/${encodeURIComponent(slug)}`).catch(() => undefined)
+        : undefined;
+      return readArchive(bytes.data!, { trustedKeys });
+    },
+  });
+
+  useEffect(() => {
+    if (signing && doc && (doc.status === 'signed' || doc.signing_error)) setSigning(false);
+  }, [signing, doc]);
+
+  const sign = useMutation({
+    mutationFn: () => unwrap(api.POST('/sign/{id}', { params: { path: { id } } })),
+    onSuccess: () => {
+      setSigning(true);
+      void queryClient.invalidateQueries({ queryKey: ['document', id] });
+    },
+  });
+  const verify = useMutation({ mutationFn: () => unwrap(api.POST('/verify/{id}', { params: { path: { id } } })) });
+  const remove = useMutation({
+    mutationFn: () => unwrap(api.DELETE('/sdf/{id}', { params: { path: { id } } })),
+    onSuccess: () => {
+      void queryClient.invalidateQueries({ queryKey: ['documents'] });
+      navigate('/documents');
+    },
+  });
+
+  if (record.error) {
+    return (
+      <section>
+        <h1 tabIndex={-1}>Document</h1>
+        <ProblemNotice error={record.error} />
+        <p>
+          <Link href="/documents">Back to documents</Link>
+        </p>
+      </section>
+    );
+  }
+  if (!doc) return <p role="status">Loading the document…</p>;
+
+  const fileName = `${doc.document_type ?? 'document'}-${doc.document_id}.sdf`;
+  const canSign = doc.status === 'valid' && !doc.is_signed;
+  return (
+    <section>
+      <p>
+        <Link href="/documents">← All documents</Link>
+      </p>
+      <div className="page-head">
+        <h1 tabIndex={-1}>
+          {doc.document_type ? humanKey(doc.document_type) : 'Document'} <code className="wrap">{doc.document_id}</code>
+        </h1>
+        <StatusBadge status={doc.status} />
+      </div>
+      <dl className="fields compact">
+        <div>
+          <dt>Uploaded</dt>
+          <dd>{formatDateTime(doc.created_at)}</dd>
+        </div>
+        <div>
+          <dt>Size</dt>
+          <dd>{formatBytes(doc.file_size_bytes)}</dd>
+        </div>
+        <div>
+          <dt>Schema</dt>
+          <dd>{doc.schema_id ?? '—'}</dd>
+        </div>
+        <div>
+          <dt>Signed</dt>
+          <dd>{doc.is_signed ? `Yes, ${doc.signature_algorithm ?? ''}` : 'No'}</dd>
+        </div>
+      </dl>
+      <div className="actions">
+        {canSign && (
+          <button type="button" onClick={() => sign.mutate()} disabled={sign.isPending || signing}>
+            {signing ? 'Signing…' : 'Sign'}
+          </button>
+        )}
+        {doc.is_signed && (
+          <button type="button" className="secondary" onClick={() => verify.mutate()} disabled={verify.isPending}>
+            {verify.isPending ? 'Verifying…' : 'Verify signature'}
+          </button>
+        )}
+        <button
+          type="button"
+          className="secondary"
+          disabled={!bytes.data}
+          onClick={() => bytes.data && saveFile(bytes.data, fileName)}
+        >
+          Download
+        </button>
+        <button type="button" className="danger" onClick={() => dialogRef.current?.showModal()}>
+          Delete
+        </button>
+      </div>
+      {signing && (
+        <div role="status" aria-live="polite" className="progress-block">
+          <p>Signing the document…</p>
+          <progress aria-label="Signing" />
+        </div>
+      )}
+      {doc.signing_error && (
+        <p className="notice error" role="alert">
+          Signing failed: {doc.signing_error.message}
+        </p>
+      )}
+      {verify.data && (
+        <p className={`notice ${verify.data.valid ? 'ok' : 'error'}`} role="status" data-testid="verify-result">
+          {verify.data.valid
+            ? `The signature is valid${verify.data.trusted ? ' and made with one of your organisation’s keys' : ''}.`
+            : `The signature is not valid: ${verify.data.reason ?? 'unknown reason'}.`}
+        </p>
+      )}
+      <ProblemNotice error={sign.error ?? verify.error ?? remove.error ?? bytes.error} />
+      {doc.status === 'pending' && (
+        <div role="status" className="progress-block">
+          <p>The service is checking this file…</p>
+          <progress aria-label="Checking the file" />
+        </div>
+      )}
+      {outcome.data ? (
+        <OutcomeView outcome={outcome.data} fileName={fileName} />
+      ) : (
+        doc.status !== 'pending' && <p role="status">Opening the stored file…</p>
+      )}
+      <dialog ref={dialogRef} aria-labelledby="delete-heading">
+        <h2 id="delete-heading">Delete this document?</h2>
+        <p>The file and its record are removed for good. Copies already downloaded are not affected.</p>
+        <div className="actions">
+          <button
+            type="button"
+            className="danger"
+            onClick={() => {
+              dialogRef.current?.close();
+              remove.mutate();
+            }}
+          >
+            Delete for good
+          </button>
+          <button type="button" className="secondary" onClick={() => dialogRef.current?.close()}>
+            Keep it
+          </button>
+        </div>
+      </dialog>
+    </section>
+  );
+}

@@ -1,0 +1,78 @@
+import { overBudget } from '../../../src/sdf/pool/budget.js';
+import type { CheckName, ValidationResult } from '../../../src/sdf/result.js';
+import type { Entry, Jwk, ReadMessage, ReadRequest } from './protocol.js';
+
+/** The same budget `sdf validate` and the service give one file (the pool's default). */
+export const READ_BUDGET_MS = 10_000;
+
+export interface ReadOutcome {
+  result: ValidationResult;
+  entries: Map<string, Uint8Array>;
+  /** Milliseconds spent judging, reading the file from disk excluded. */
+  elapsedMs: number;
+}
+
+export type ReadProgress =
+  { phase: 'loading'; loaded: number; total: number } | { phase: 'checking'; stage: CheckName };
+
+/** Reads a picked file into memory, reporting progress as it goes (a 50 MB file takes a moment). */
+export async function loadFile(file: Blob, onProgress?: (loaded: number, total: number) => void): Promise<Uint8Array> {
+  const total = file.size;
+  const bytes = new Uint8Array(total);
+  const reader = file.stream().getReader();
+  let loaded = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    bytes.set(value.subarray(0, Math.max(0, total - loaded)), loaded);
+    loaded += value.length;
+    onProgress?.(Math.min(loaded, total), total);
+  }
+  return loaded === total ? bytes : bytes.subarray(0, Math.min(loaded, total));
+}
+
+/**
+ * Judges one archive with the format core in a Web Worker. The bytes stay in this page: the worker is
+ * a script of this origin and has no network. A file that outlasts the budget ends the worker and gets
+ * the code the service gives it (the check it was in decides, F6 for a schema that hangs).
+ */
+export function readArchive(
+  bytes: Uint8Array,
+  options: { trustedKeys?: Jwk[]; budgetMs?: number; onProgress?: (progress: ReadProgress) => void } = {},
+): Promise<ReadOutcome> {
+  const budgetMs = options.budgetMs ?? READ_BUDGET_MS;
+  const worker = new Worker(new URL('./reader-worker.ts', import.meta.url), { type: 'module' });
+  const started = performance.now();
+  let stage: CheckName = 'container';
+  return new Promise<ReadOutcome>((resolve) => {
+    const finish = (result: ValidationResult, entries: Entry[] = []): void => {
+      clearTimeout(timer);
+      worker.terminate();
+      resolve({
+        result,
+        entries: new Map(entries.map((e) => [e.name, new Uint8Array(e.bytes)])),
+        elapsedMs: performance.now() - started,
+      });
+    };
+    const timer = setTimeout(() => finish(overBudget(stage, 'time', budgetMs, 0)), budgetMs);
+    worker.onmessage = (event: MessageEvent<ReadMessage>) => {
+      const message = event.data;
+      if (message.type === 'stage') {
+        stage = message.stage;
+        options.onProgress?.({ phase: 'checking', stage });
+      } else if (message.type === 'done') {
+        finish(message.result, message.entries);
+      } else {
+        finish(overBudget(stage, 'memory', budgetMs));
+      }
+    };
+    // A worker that dies (out of memory) has judged nothing: the contents are more than a browser tab holds.
+    worker.onerror = (event) => {
+      event.preventDefault();
+      finish(overBudget(stage, 'memory', budgetMs));
+    };
+    const copy = bytes.slice().buffer;
+    const request: ReadRequest = { bytes: copy, trustedKeys: options.trustedKeys };
+    worker.postMessage(request, [copy]);
+  });
+}

@@ -1,0 +1,226 @@
+import { useMemo, useState, type ReactNode } from 'react';
+import { formatBytes, formatDateTime, formatScalar, humanKey } from '../format.js';
+import { DataView, summaryOf } from './data-view.js';
+import type { ReadOutcome } from './engine.js';
+import { PdfView } from './pdf-view.js';
+import { Verdict } from './verdict.js';
+
+type Tab = 'document' | 'data' | 'details' | 'signature' | 'files';
+
+function parseJson(bytes: Uint8Array | undefined): unknown {
+  if (!bytes) return undefined;
+  try {
+    return JSON.parse(new TextDecoder().decode(bytes));
+  } catch {
+    return undefined;
+  }
+}
+
+function download(bytes: Uint8Array, name: string, type: string): void {
+  const url = URL.createObjectURL(new Blob([bytes as BlobPart], { type }));
+  const link = document.createElement('a');
+  link.href = url;
+  link.download = name;
+  link.click();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
+
+const TYPES: Record<string, string> = {
+  pdf: 'application/pdf',
+  json: 'application/json',
+  sig: 'application/jose+json',
+};
+
+/** Tabs over the parts of a file; each panel is labelled by its tab, arrows move between tabs. */
+function Tabs({ tabs, current, onChange }: { tabs: [Tab, string][]; current: Tab; onChange: (tab: Tab) => void }) {
+  return (
+    <div className="tabs" role="tablist" aria-label="Parts of the file">
+      {tabs.map(([id, label], index) => (
+        <button
+          key={id}
+          id={`tab-${id}`}
+          type="button"
+          role="tab"
+          aria-selected={current === id}
+          aria-controls={`panel-${id}`}
+          tabIndex={current === id ? 0 : -1}
+          onClick={() => onChange(id)}
+          onKeyDown={(event) => {
+            const step = event.key === 'ArrowRight' ? 1 : event.key === 'ArrowLeft' ? -1 : 0;
+            if (!step) return;
+            const next = tabs[(index + step + tabs.length) % tabs.length]![0];
+            onChange(next);
+            document.getElementById(`tab-${next}`)?.focus();
+          }}
+        >
+          {label}
+        </button>
+      ))}
+    </div>
+  );
+}
+
+function Panel({ id, current, children }: { id: Tab; current: Tab; children: ReactNode }) {
+  return (
+    <div id={`panel-${id}`} role="tabpanel" aria-labelledby={`tab-${id}`} hidden={current !== id} className="panel">
+      {children}
+    </div>
+  );
+}
+
+/**
+ * What the reader shows of a judged file: the verdict, then its parts: the PDF, the data, the identity,
+ * the signature and the raw entries to download. The documents page shows a stored file the same way.
+ */
+export function OutcomeView({
+  outcome,
+  fileName,
+  trust,
+}: {
+  outcome: ReadOutcome;
+  fileName: string;
+  trust?: ReactNode;
+}) {
+  const { result, entries } = outcome;
+  const [tab, setTab] = useState<Tab>('document');
+  const pdf = entries.get('visual.pdf');
+  const data = useMemo(
+    () => (result.checks.data === 'pass' ? parseJson(entries.get('data.json')) : undefined),
+    [entries, result],
+  );
+  const meta = (result.meta ?? parseJson(entries.get('meta.json'))) as Record<string, unknown> | undefined;
+  const signature = result.signature;
+  const tabs: [Tab, string][] = [
+    ['document', 'Document'],
+    ['data', 'Data'],
+    ['details', 'Details'],
+    ['signature', 'Signature'],
+    ['files', 'Files'],
+  ];
+  const pdfShown = pdf && result.checks.pdf === 'pass';
+  return (
+    <div className="outcome">
+      <Verdict result={result} />
+      {data !== undefined && summaryOf(data).length > 0 && (
+        <dl className="summary" data-testid="summary">
+          {summaryOf(data).map((fact) => (
+            <div key={fact.label}>
+              <dt>{fact.label}</dt>
+              <dd>{fact.value}</dd>
+            </div>
+          ))}
+        </dl>
+      )}
+      {entries.size > 0 && (
+        <>
+          <Tabs tabs={tabs} current={tab} onChange={setTab} />
+          <Panel id="document" current={tab}>
+            {pdfShown ? (
+              <PdfView bytes={pdf} label={`Visual layer of ${fileName}`} />
+            ) : (
+              <p className="notice">
+                {pdf
+                  ? 'The visual layer is not shown: it did not pass the safety checks, or they did not run.'
+                  : 'This file has no visual layer.'}
+              </p>
+            )}
+          </Panel>
+          <Panel id="data" current={tab}>
+            {data !== undefined ? (
+              <DataView data={data} />
+            ) : (
+              <p className="notice">The data is not shown: data.json did not pass its checks, or they did not run.</p>
+            )}
+          </Panel>
+          <Panel id="details" current={tab}>
+            {meta ? (
+              <dl className="fields" data-testid="meta">
+                {Object.entries(meta).map(([key, value]) => (
+                  <div key={key}>
+                    <dt>{humanKey(key)}</dt>
+                    <dd>
+                      {typeof value === 'object' && value !== null
+                        ? JSON.stringify(value)
+                        : formatScalar(key, value, null)}
+                    </dd>
+                  </div>
+                ))}
+              </dl>
+            ) : (
+              <p className="notice">meta.json could not be read.</p>
+            )}
+          </Panel>
+          <Panel id="signature" current={tab}>
+            {!result.is_signed ? (
+              <p className="notice">This file is not signed.</p>
+            ) : signature ? (
+              <dl className="fields" data-testid="signature">
+                <div>
+                  <dt>Signature</dt>
+                  <dd>
+                    <span
+                      className={`badge ${signature.valid ? 'badge-valid' : 'badge-invalid'}`}
+                      data-testid="signature-valid"
+                    >
+                      {signature.valid ? 'Valid' : 'Not valid'}
+                    </span>
+                    {signature.reason ? ` ${signature.reason}` : ''}
+                  </dd>
+                </div>
+                <div>
+                  <dt>Signer&apos;s key</dt>
+                  <dd>
+                    <span
+                      className={`badge ${signature.trusted ? 'badge-valid' : 'badge-neutral'}`}
+                      data-testid="signature-trusted"
+                    >
+                      {signature.trusted ? 'Trusted' : 'Not confirmed'}
+                    </span>{' '}
+                    {signature.trusted
+                      ? 'The key is in the key list you chose.'
+                      : 'The signature matches the key inside the file; choose the signer’s published key list to confirm who signed.'}
+                  </dd>
+                </div>
+                <div>
+                  <dt>Algorithm</dt>
+                  <dd>{signature.algorithm ?? '—'}</dd>
+                </div>
+                <div>
+                  <dt>Key id</dt>
+                  <dd>
+                    <code className="wrap">{signature.key_id ?? '—'}</code>
+                  </dd>
+                </div>
+                <div>
+                  <dt>Signed at</dt>
+                  <dd>{formatDateTime(signature.signed_at)}</dd>
+                </div>
+              </dl>
+            ) : (
+              <p className="notice">The signature was not checked, because an earlier check failed.</p>
+            )}
+            {trust}
+          </Panel>
+          <Panel id="files" current={tab}>
+            <ul className="files">
+              {[...entries].map(([name, bytes]) => (
+                <li key={name}>
+                  <code>{name}</code> <span className="muted">{formatBytes(bytes.length)}</span>{' '}
+                  <button
+                    type="button"
+                    className="secondary"
+                    onClick={() =>
+                      download(bytes, name, TYPES[name.split('.').pop() ?? ''] ?? 'application/octet-stream')
+                    }
+                  >
+                    Download<span className="visually-hidden"> {name}</span>
+                  </button>
+                </li>
+              ))}
+            </ul>
+          </Panel>
+        </>
+      )}
+    </div>
+  );
+}

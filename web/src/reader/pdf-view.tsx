@@ -1,0 +1,150 @@
+import { useEffect, useRef, useState } from 'react';
+import type { PDFDocumentProxy } from 'pdfjs-dist';
+
+type PdfJs = typeof import('pdfjs-dist');
+
+let pdfjsLoading: Promise<PdfJs> | undefined;
+
+/** pdf.js is loaded the first time a PDF is shown, never with the page itself. */
+function loadPdfJs(): Promise<PdfJs> {
+  pdfjsLoading ??= Promise.all([import('pdfjs-dist'), import('pdfjs-dist/build/pdf.worker.min.mjs?url')]).then(
+    ([pdfjs, worker]) => {
+      pdfjs.GlobalWorkerOptions.workerSrc = worker.default;
+      return pdfjs;
+    },
+  );
+  return pdfjsLoading;
+}
+
+const ZOOMS = [0.5, 0.75, 1, 1.25, 1.5, 2, 3];
+
+/**
+ * The visual layer drawn by pdf.js with scripting, eval and XFA off: canvases with a text layer over
+ * them, so text can be selected and copied. Pages are drawn one after the other, the first first.
+ */
+export function PdfView({ bytes, label }: { bytes: Uint8Array; label: string }) {
+  const [doc, setDoc] = useState<PDFDocumentProxy | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [zoom, setZoom] = useState(1);
+  const [drawn, setDrawn] = useState(0);
+  const pagesRef = useRef<HTMLDivElement>(null);
+
+  useEffect(() => {
+    let cancelled = false;
+    let loaded: PDFDocumentProxy | null = null;
+    setDoc(null);
+    setError(null);
+    loadPdfJs()
+      .then(
+        (pdfjs) =>
+          pdfjs.getDocument({
+            data: bytes.slice(),
+            isEvalSupported: false,
+            enableXfa: false,
+            useSystemFonts: false,
+            isOffscreenCanvasSupported: false,
+          }).promise,
+      )
+      .then((pdf) => {
+        loaded = pdf;
+        if (cancelled) void pdf.destroy();
+        else setDoc(pdf);
+      })
+      .catch((e: unknown) => {
+        if (!cancelled) setError(e instanceof Error ? e.message : String(e));
+      });
+    return () => {
+      cancelled = true;
+      void loaded?.destroy();
+    };
+  }, [bytes]);
+
+  useEffect(() => {
+    const container = pagesRef.current;
+    if (!doc || !container) return;
+    let cancelled = false;
+    container.replaceChildren();
+    setDrawn(0);
+    void (async () => {
+      const pdfjs = await loadPdfJs();
+      const available = container.clientWidth || 800;
+      for (let n = 1; n <= doc.numPages && !cancelled; n++) {
+        const page = await doc.getPage(n);
+        const base = page.getViewport({ scale: 1 });
+        // Zoom 1 fits the width available (a phone gets a page it can read without scrolling sideways).
+        const scale = (Math.min(available, 900) / base.width) * zoom;
+        const viewport = page.getViewport({ scale });
+        const outputScale = globalThis.devicePixelRatio || 1;
+        const figure = document.createElement('figure');
+        figure.className = 'pdf-page';
+        const frame = document.createElement('div');
+        frame.className = 'pdf-frame';
+        frame.style.width = `${Math.floor(viewport.width)}px`;
+        frame.style.height = `${Math.floor(viewport.height)}px`;
+        frame.style.setProperty('--scale-factor', String(scale));
+        frame.style.setProperty('--total-scale-factor', String(scale));
+        const canvas = document.createElement('canvas');
+        canvas.width = Math.floor(viewport.width * outputScale);
+        canvas.height = Math.floor(viewport.height * outputScale);
+        canvas.style.width = `${Math.floor(viewport.width)}px`;
+        canvas.style.height = `${Math.floor(viewport.height)}px`;
+        canvas.setAttribute('aria-hidden', 'true');
+        canvas.dataset.page = String(n);
+        const text = document.createElement('div');
+        text.className = 'textLayer';
+        frame.append(canvas, text);
+        const caption = document.createElement('figcaption');
+        caption.textContent = `Page ${n} of ${doc.numPages}`;
+        figure.append(frame, caption);
+        container.append(figure);
+        await page.render({
+          canvas,
+          viewport,
+          transform: outputScale !== 1 ? [outputScale, 0, 0, outputScale, 0, 0] : undefined,
+        }).promise;
+        if (cancelled) break;
+        await new pdfjs.TextLayer({ textContentSource: page.streamTextContent(), container: text, viewport }).render();
+        setDrawn(n);
+      }
+    })().catch((e: unknown) => {
+      if (!cancelled) setError(e instanceof Error ? e.message : String(e));
+    });
+    return () => {
+      cancelled = true;
+    };
+  }, [doc, zoom]);
+
+  if (error) {
+    return (
+      <p role="alert" className="notice error">
+        The visual layer could not be drawn: {error}
+      </p>
+    );
+  }
+  const index = ZOOMS.indexOf(zoom);
+  return (
+    <div className="pdf-view">
+      <div className="toolbar" role="toolbar" aria-label={`${label} zoom`}>
+        <button type="button" onClick={() => setZoom(ZOOMS[index - 1]!)} disabled={index <= 0} aria-label="Zoom out">
+          −
+        </button>
+        <span aria-live="polite">{Math.round(zoom * 100)} %</span>
+        <button
+          type="button"
+          onClick={() => setZoom(ZOOMS[index + 1]!)}
+          disabled={index >= ZOOMS.length - 1}
+          aria-label="Zoom in"
+        >
+          +
+        </button>
+        <button type="button" onClick={() => setZoom(1)} disabled={zoom === 1}>
+          Fit width
+        </button>
+        <span className="muted">
+          {doc ? `${drawn} of ${doc.numPages} page${doc.numPages === 1 ? '' : 's'} drawn` : 'Opening the PDF…'}
+        </span>
+      </div>
+      <div className="pdf-pages" ref={pagesRef} aria-label={label} role="document" />
+    </div>
+  );
+}
