@@ -8,8 +8,7 @@ import { ProblemNotice } from './status.js';
 function SchemaBody({ schemaId, version }: { schemaId: string; version: string }) {
   const { data, error } = useQuery({
     queryKey: ['schema', schemaId, version],
-    queryFn: () =>
-      unwrap(api.GET('/schemas/{schemaId}', { params: { path: { schemaId: encodeURIComponent(schemaId) } } })),
+    queryFn: () => unwrap(api.GET('/schemas/{schemaId}', { params: { path: { schemaId } } })),
   });
   if (error) return <ProblemNotice error={error} />;
   if (!data) return <p role="status">Loading…</p>;
