@@ -2,7 +2,7 @@ import { fork } from 'node:child_process';
 import { PDFDocument, rgb } from 'pdf-lib';
 import { render } from '../src/sdf/index.js';
 import { embedFont, linesOf } from '../src/sdf/producer/render.js';
-import { invoiceWith } from './invoices.js';
+import { invoiceWith } from '../src/sdf/testing/corpus.js';
 
 /**
  * render() beside a baseline in the same run: pdf-lib's own text drawing of the same lines with the

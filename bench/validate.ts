@@ -2,14 +2,12 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
-import { deflateSync, inflateRawSync } from 'node:zlib';
-import { PDFDocument, concatTransformationMatrix, drawObject, popGraphicsState, pushGraphicsState } from 'pdf-lib';
+import { inflateRawSync } from 'node:zlib';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { pack, validate } from '../src/sdf/index.js';
 import { INVOICE_SCHEMA } from '../src/sdf/testing/build-sdf.js';
-import { invoiceWith } from './invoices.js';
+import { invoiceWith, scannedPdf } from '../src/sdf/testing/corpus.js';
 
 /**
  * Validation throughput and peak memory of validate() beside a bare baseline (inflate + JSON.parse + a
@@ -28,35 +26,6 @@ interface Measurement {
   files: number;
   seconds: number;
   maxRssMb: number;
-}
-
-/**
- * A scanned invoice: one A4 page holding a full-page RGB image of noise (incompressible, as a scan's
- * JPEG or Flate data nearly is), `side` pixels square, so the PDF is about 3 * side^2 bytes.
- */
-async function scannedPdf(side: number): Promise<Buffer> {
-  const doc = await PDFDocument.create({ updateMetadata: false });
-  const pixels = deflateSync(randomBytes(side * side * 3), { level: 1 });
-  const image = doc.context.register(
-    doc.context.stream(pixels, {
-      Type: 'XObject',
-      Subtype: 'Image',
-      Width: side,
-      Height: side,
-      ColorSpace: 'DeviceRGB',
-      BitsPerComponent: 8,
-      Filter: 'FlateDecode',
-    }),
-  );
-  const page = doc.addPage([595.28, 841.89]);
-  const name = page.node.newXObject('Scan', image);
-  page.pushOperators(
-    pushGraphicsState(),
-    concatTransformationMatrix(595.28, 0, 0, 841.89, 0, 0),
-    drawObject(name),
-    popGraphicsState(),
-  );
-  return Buffer.from(await doc.save());
 }
 
 /** Reads the central directory and inflates every entry: what any reader of the file must do. */

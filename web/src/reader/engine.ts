@@ -32,6 +32,25 @@ export async function loadFile(file: Blob, onProgress?: (loaded: number, total: 
 }
 
 /**
+ * One worker waits between files, so its compiled code and schema cache serve the next one (as the
+ * service's validation pool keeps its processes); a worker the budget ended is never reused.
+ */
+let idleWorker: Worker | null = null;
+
+function takeWorker(): Worker {
+  const worker = idleWorker ?? new Worker(new URL('./reader-worker.ts', import.meta.url), { type: 'module' });
+  idleWorker = null;
+  return worker;
+}
+
+function releaseWorker(worker: Worker): void {
+  worker.onmessage = null;
+  worker.onerror = null;
+  if (idleWorker) worker.terminate();
+  else idleWorker = worker;
+}
+
+/**
  * Judges one archive with the format core in a Web Worker. The bytes stay in this page: the worker is
  * a script of this origin and has no network. A file that outlasts the budget ends the worker and gets
  * the code the service gives it (the check it was in decides, F6 for a schema that hangs).
@@ -41,13 +60,14 @@ export function readArchive(
   options: { trustedKeys?: Jwk[]; budgetMs?: number; onProgress?: (progress: ReadProgress) => void } = {},
 ): Promise<ReadOutcome> {
   const budgetMs = options.budgetMs ?? READ_BUDGET_MS;
-  const worker = new Worker(new URL('./reader-worker.ts', import.meta.url), { type: 'module' });
+  const worker = takeWorker();
   const started = performance.now();
   let stage: CheckName = 'container';
   return new Promise<ReadOutcome>((resolve) => {
-    const finish = (result: ValidationResult, entries: Entry[] = []): void => {
+    const finish = (result: ValidationResult, entries: Entry[] = [], reusable = false): void => {
       clearTimeout(timer);
-      worker.terminate();
+      if (reusable) releaseWorker(worker);
+      else worker.terminate();
       resolve({
         result,
         entries: new Map(entries.map((e) => [e.name, new Uint8Array(e.bytes)])),
@@ -61,7 +81,7 @@ export function readArchive(
         stage = message.stage;
         options.onProgress?.({ phase: 'checking', stage });
       } else if (message.type === 'done') {
-        finish(message.result, message.entries);
+        finish(message.result, message.entries, true);
       } else {
         finish(overBudget(stage, 'memory', budgetMs));
       }

@@ -37,6 +37,35 @@ proto.toString = function toString(this: Uint8Array, encoding?: string, start?: 
   return baseFrom(...args);
 };
 
+/**
+ * Searching for a byte sequence: the package compares byte by byte in JavaScript; this jumps between
+ * candidates with the typed array's native search for the first byte (the PDF checks search a 20 MB
+ * scan for `obj` and `endstream`).
+ */
+const nativeIndexOf = Uint8Array.prototype.indexOf;
+(proto as unknown as { indexOf: unknown }).indexOf = function indexOf(
+  this: Uint8Array,
+  value: number | string | Uint8Array,
+  byteOffset = 0,
+  encoding?: BufferEncoding,
+): number {
+  let from = byteOffset < 0 ? Math.max(0, this.length + byteOffset) : byteOffset;
+  if (typeof value === 'number') return nativeIndexOf.call(this, value & 0xff, from);
+  const needle = typeof value === 'string' ? Buffer.from(value, encoding ?? 'utf8') : value;
+  if (needle.length === 0) return Math.min(from, this.length);
+  const first = needle[0]!;
+  const last = this.length - needle.length;
+  while (from <= last) {
+    const at = nativeIndexOf.call(this, first, from);
+    if (at === -1 || at > last) return -1;
+    let k = 1;
+    while (k < needle.length && this[at + k] === needle[k]) k++;
+    if (k === needle.length) return at;
+    from = at + 1;
+  }
+  return -1;
+};
+
 (globalThis as unknown as { Buffer: typeof Buffer }).Buffer = Buffer;
 
 export { Buffer };

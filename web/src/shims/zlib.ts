@@ -52,4 +52,49 @@ export function inflateSync(input: Uint8Array, options?: InflateOptions): Buffer
   return run(new Unzlib(), input, options);
 }
 
-export default { inflateRawSync, inflateSync };
+/** Slicing-by-8 tables: eight bytes a step instead of one (the plain table walk is far slower in JavaScript). */
+const CRC_TABLES = (() => {
+  const tables = Array.from({ length: 8 }, () => new Uint32Array(256));
+  for (let n = 0; n < 256; n++) {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    tables[0]![n] = c >>> 0;
+  }
+  for (let n = 0; n < 256; n++) {
+    for (let t = 1; t < 8; t++) tables[t]![n] = (tables[t - 1]![n]! >>> 8) ^ tables[0]![tables[t - 1]![n]! & 0xff]!;
+  }
+  return tables;
+})();
+
+/** CRC-32 (ISO 3309, as ZIP uses it), what Node's zlib.crc32 computes. */
+export function crc32(data: Uint8Array): number {
+  const [t0, t1, t2, t3, t4, t5, t6, t7] = CRC_TABLES as [
+    Uint32Array,
+    Uint32Array,
+    Uint32Array,
+    Uint32Array,
+    Uint32Array,
+    Uint32Array,
+    Uint32Array,
+    Uint32Array,
+  ];
+  let crc = 0xffffffff;
+  let i = 0;
+  const end8 = data.length - (data.length % 8);
+  for (; i < end8; i += 8) {
+    const a = (data[i]! | (data[i + 1]! << 8) | (data[i + 2]! << 16) | (data[i + 3]! << 24)) ^ crc;
+    crc =
+      t7[a & 0xff]! ^
+      t6[(a >>> 8) & 0xff]! ^
+      t5[(a >>> 16) & 0xff]! ^
+      t4[a >>> 24]! ^
+      t3[data[i + 4]!]! ^
+      t2[data[i + 5]!]! ^
+      t1[data[i + 6]!]! ^
+      t0[data[i + 7]!]!;
+  }
+  for (; i < data.length; i++) crc = t0[(crc ^ data[i]!) & 0xff]! ^ (crc >>> 8);
+  return (crc ^ 0xffffffff) >>> 0;
+}
+
+export default { inflateRawSync, inflateSync, crc32 };

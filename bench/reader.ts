@@ -1,0 +1,104 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { gzipSync } from 'node:zlib';
+import express from 'express';
+import { chromium } from 'playwright-core';
+import { scannedInvoice, typicalInvoice } from '../src/sdf/testing/corpus.js';
+import { validate } from '../src/sdf/validate.js';
+import { webApp, webDistDir } from '../src/web/web-app.js';
+import { percentile } from './harness.js';
+
+/**
+ * The reader's speed: the format core judging a file in Chromium's Web Worker (the page's own timing,
+ * from handing the bytes over to the verdict) beside validate() in Node on the same bytes, in one run,
+ * so the ratio holds on a noisy machine. Also the weight of the page's JavaScript as first loaded.
+ *
+ *   npm run bench:reader
+ */
+const ROUNDS = { typical: 15, scan: 5 };
+
+async function nodeTimes(bytes: Buffer, rounds: number): Promise<number[]> {
+  await validate(bytes); // warm-up: compiled schema, JIT
+  const times: number[] = [];
+  for (let i = 0; i < rounds; i++) {
+    const started = performance.now();
+    await validate(bytes);
+    times.push(performance.now() - started);
+  }
+  return times.sort((a, b) => a - b);
+}
+
+function initialJavaScript(): { files: string[]; gzipBytes: number } {
+  const dist = webDistDir();
+  const html = readFileSync(join(dist, 'index.html'), 'utf8');
+  const files = [...html.matchAll(/(?:src|href)="\/app\/(assets\/[^"]+\.js)"/g)].map((m) => m[1]!);
+  const gzipBytes = files.reduce((sum, file) => sum + gzipSync(readFileSync(join(dist, file))).length, 0);
+  return { files, gzipBytes };
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'sdf-bench-reader-'));
+  const server = express().use(webApp()).listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update'],
+  });
+  try {
+    const page = await (await browser.newContext()).newPage();
+    const requested: string[] = [];
+    page.on('request', (r) => requested.push(r.url()));
+    await page.goto(`${base}/app/read`);
+    await page.getByRole('heading', { name: 'Read an SDF file' }).waitFor();
+    const pdfBeforeAnyFile = requested.some((url) => /\/pdf[.-]/.test(url));
+
+    const rows: string[] = [];
+    for (const [label, make, rounds] of [
+      ['typical invoice', typicalInvoice, ROUNDS.typical],
+      ['scanned invoice', scannedInvoice, ROUNDS.scan],
+    ] as const) {
+      const bytes = await make();
+      const node = await nodeTimes(bytes, rounds);
+      const browserTimes: number[] = [];
+      // One more than measured: the first round loads the worker script and compiles it.
+      for (let i = 0; i <= rounds; i++) {
+        const name = `${label.replace(/\s/g, '-')}-${i}.sdf`;
+        const path = join(dir, name);
+        writeFileSync(path, bytes);
+        await page.setInputFiles('#sdf-file', path);
+        const result = page.locator(`[data-testid="reader-result"][data-file="${name}"]`);
+        await result.waitFor({ timeout: 120_000 });
+        if ((await result.getByTestId('verdict').getAttribute('data-valid')) !== 'true') {
+          throw new Error(`${label}: the reader did not find the file valid`);
+        }
+        if (i > 0) browserTimes.push(Number(await result.getAttribute('data-elapsed-ms')));
+      }
+      browserTimes.sort((a, b) => a - b);
+      const nodeMedian = percentile(node, 50);
+      const browserMedian = percentile(browserTimes, 50);
+      rows.push(
+        `${label}: ${(bytes.length / 1024).toFixed(0)} KB, ${rounds} rounds`,
+        `  validate() in Node   median ${nodeMedian.toFixed(1).padStart(8)} ms   p90 ${percentile(node, 90).toFixed(1)} ms`,
+        `  reader in Chromium   median ${browserMedian.toFixed(1).padStart(8)} ms   p90 ${percentile(browserTimes, 90).toFixed(1)} ms`,
+        `  ratio                ${(browserMedian / nodeMedian).toFixed(2).padStart(8)}x (target: at most 2x)`,
+      );
+    }
+    const js = initialJavaScript();
+    const pdfLoaded = requested.some((url) => /\/pdf[.-]/.test(url));
+    rows.push(
+      `initial page JavaScript: ${(js.gzipBytes / 1024).toFixed(1)} KB gzip (${js.files.join(', ')})`,
+      `pdf.js requested before a file was shown: ${pdfBeforeAnyFile ? 'yes' : 'no'}; after: ${pdfLoaded ? 'yes' : 'no'}`,
+    );
+    process.stdout.write(`${rows.join('\n')}\n`);
+  } finally {
+    await browser.close();
+    server.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();
