@@ -177,6 +177,42 @@ describe('the documents pages at /app/documents, self-hosted, signed in with an 
     }, 180_000);
   }
 
+  it('every page, empty, has no serious accessibility finding and runs under the policy with no report', async () => {
+    const tenant = await createTenant(t);
+    for (const width of [1280, 375]) {
+      const probe = await openProbe(browser, { width });
+      const { page } = probe;
+      try {
+        for (const [path, heading] of [
+          ['/app/', 'SDF documents'],
+          ['/app/read', 'Read an SDF file'],
+          ['/app/sign-in', 'Sign in'],
+          ['/app/no-such-page', 'Page not found'],
+          ['/app/webhooks', 'Sign in to continue'],
+        ]) {
+          await page.goto(`${base}${path!}`);
+          await page.getByRole('heading', { level: 1, name: heading! }).waitFor();
+          expect([path, await accessibilityProblems(page)]).toEqual([path, []]);
+        }
+        await signIn(page, tenant);
+        for (const [link, empty] of [
+          ['Schemas', 'No schemas registered yet.'],
+          ['Webhooks', 'No webhooks yet.'],
+          ['Documents', 'No documents yet.'],
+        ]) {
+          // At 375 px the navigation wraps, it does not hide: every link stays reachable.
+          await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: link! }).click();
+          await page.getByText(empty!, { exact: false }).first().waitFor();
+          expect([link, await accessibilityProblems(page)]).toEqual([link, []]);
+          expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(width);
+        }
+        expect(probe.problems.filter((p) => !p.includes('status of 401'))).toEqual([]);
+      } finally {
+        await probe.close();
+      }
+    }
+  }, 120_000);
+
   it('schemas and webhooks: empty states, add, view, the secret shown once, remove', async () => {
     const tenant = await createTenant(t);
     const probe = await openProbe(browser);

@@ -10,6 +10,8 @@ export interface ReadOutcome {
   entries: Map<string, Uint8Array>;
   /** Milliseconds spent judging, reading the file from disk excluded. */
   elapsedMs: number;
+  /** Of which inside the worker (the rest is handing the bytes over and back). */
+  workerMs: number | null;
 }
 
 export type ReadProgress =
@@ -64,14 +66,15 @@ export function readArchive(
   const started = performance.now();
   let stage: CheckName = 'container';
   return new Promise<ReadOutcome>((resolve) => {
-    const finish = (result: ValidationResult, entries: Entry[] = [], reusable = false): void => {
+    const finish = (result: ValidationResult, entries: Entry[] = [], workerMs: number | null = null): void => {
       clearTimeout(timer);
-      if (reusable) releaseWorker(worker);
+      if (workerMs !== null) releaseWorker(worker);
       else worker.terminate();
       resolve({
         result,
         entries: new Map(entries.map((e) => [e.name, new Uint8Array(e.bytes)])),
         elapsedMs: performance.now() - started,
+        workerMs,
       });
     };
     const timer = setTimeout(() => finish(overBudget(stage, 'time', budgetMs, 0)), budgetMs);
@@ -81,7 +84,7 @@ export function readArchive(
         stage = message.stage;
         options.onProgress?.({ phase: 'checking', stage });
       } else if (message.type === 'done') {
-        finish(message.result, message.entries, true);
+        finish(message.result, message.entries, message.workerMs);
       } else {
         finish(overBudget(stage, 'memory', budgetMs));
       }

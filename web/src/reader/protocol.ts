@@ -22,5 +22,5 @@ export interface Entry {
 /** Validation worker -> page. */
 export type ReadMessage =
   | { type: 'stage'; stage: CheckName }
-  | { type: 'done'; result: ValidationResult; entries: Entry[] }
+  | { type: 'done'; result: ValidationResult; entries: Entry[]; workerMs: number }
   | { type: 'crash'; message: string };

@@ -198,7 +198,12 @@ export function ReaderPage() {
         </div>
       )}
       {state.kind === 'done' && (
-        <div data-testid="reader-result" data-file={state.name} data-elapsed-ms={state.outcome.elapsedMs.toFixed(1)}>
+        <div
+          data-testid="reader-result"
+          data-file={state.name}
+          data-elapsed-ms={state.outcome.elapsedMs.toFixed(1)}
+          data-worker-ms={state.outcome.workerMs?.toFixed(1)}
+        >
           <p className="file-line">
             <strong>{state.name}</strong>{' '}
             <span className="muted">

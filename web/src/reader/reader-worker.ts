@@ -13,6 +13,7 @@ const post = (message: ReadMessage, transfer: Transferable[] = []): void => scop
 
 scope.onmessage = async (event: MessageEvent<ReadRequest>) => {
   try {
+    const started = performance.now();
     const { bytes, trustedKeys = [] } = event.data;
     let entries: Entry[] = [];
     const outcome = await validateCore(Buffer.from(bytes), {
@@ -31,7 +32,7 @@ scope.onmessage = async (event: MessageEvent<ReadRequest>) => {
       return jwk ? { publicKey: jwk } : undefined;
     });
     post(
-      { type: 'done', result, entries },
+      { type: 'done', result, entries, workerMs: performance.now() - started },
       entries.map((e) => e.bytes),
     );
   } catch (error) {

@@ -44,8 +44,41 @@ function run(stream: Inflate | Unzlib, input: Uint8Array, options: InflateOption
   return out;
 }
 
+/**
+ * A raw Deflate stream made only of stored blocks (what a deflater writes for data that does not
+ * compress: a scan's JPEG or image data) is copied block by block into one buffer of its exact size,
+ * after a first pass has summed the blocks against the bound. Null when any block is compressed (or
+ * the stream is cut short), which the general path then handles and reports.
+ */
+function storedOnly(input: Uint8Array, max: number): Buffer | null {
+  let total = 0;
+  let pos = 0;
+  for (;;) {
+    if (pos + 5 > input.length) return null;
+    const header = input[pos]!;
+    if (((header >> 1) & 3) !== 0) return null;
+    const length = input[pos + 1]! | (input[pos + 2]! << 8);
+    const inverse = input[pos + 3]! | (input[pos + 4]! << 8);
+    if ((length ^ inverse) !== 0xffff || pos + 5 + length > input.length) return null;
+    total += length;
+    if (total > max) throw new BufferTooLarge(`Cannot create a Buffer larger than ${max} bytes`);
+    pos += 5 + length;
+    if (header & 1) break;
+  }
+  const out = Buffer.allocUnsafe(total);
+  let at = 0;
+  for (pos = 0; ;) {
+    const header = input[pos]!;
+    const length = input[pos + 1]! | (input[pos + 2]! << 8);
+    out.set(input.subarray(pos + 5, pos + 5 + length), at);
+    at += length;
+    pos += 5 + length;
+    if (header & 1) return out;
+  }
+}
+
 export function inflateRawSync(input: Uint8Array, options?: InflateOptions): Buffer {
-  return run(new Inflate(), input, options);
+  return storedOnly(input, options?.maxOutputLength ?? Number.MAX_SAFE_INTEGER) ?? run(new Inflate(), input, options);
 }
 
 export function inflateSync(input: Uint8Array, options?: InflateOptions): Buffer {
