@@ -5,7 +5,7 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'unit', include: ['src/**/*.spec.ts'], testTimeout: 30_000 },
+        test: { name: 'unit', include: ['src/**/*.spec.ts', 'web/src/**/*.spec.ts'], testTimeout: 30_000 },
       },
       {
         extends: true,

@@ -7,6 +7,8 @@ export const READ_BUDGET_MS = 10_000;
 
 export interface ReadOutcome {
   result: ValidationResult;
+  /** The worker's copy of the archive, handed back; stored entries are views into it. */
+  bytes: Uint8Array;
   entries: Map<string, Uint8Array>;
   /** Milliseconds spent judging, reading the file from disk excluded. */
   elapsedMs: number;
@@ -66,33 +68,47 @@ export function readArchive(
   const started = performance.now();
   let stage: CheckName = 'container';
   return new Promise<ReadOutcome>((resolve) => {
-    const finish = (result: ValidationResult, entries: Entry[] = [], workerMs: number | null = null): void => {
+    const finish = (
+      result: ValidationResult,
+      archive: Uint8Array,
+      entries: Entry[] = [],
+      workerMs: number | null = null,
+    ): void => {
       clearTimeout(timer);
       if (workerMs !== null) releaseWorker(worker);
       else worker.terminate();
       resolve({
         result,
-        entries: new Map(entries.map((e) => [e.name, new Uint8Array(e.bytes)])),
+        bytes: archive,
+        entries: new Map(
+          entries.map((e) => [
+            e.name,
+            'bytes' in e ? new Uint8Array(e.bytes) : new Uint8Array(archive.buffer, e.offset, e.length),
+          ]),
+        ),
         elapsedMs: performance.now() - started,
         workerMs,
       });
     };
-    const timer = setTimeout(() => finish(overBudget(stage, 'time', budgetMs, 0)), budgetMs);
+    // The worker gets a copy (moved, not cloned) and hands it back; the caller's own bytes stay usable,
+    // also when the budget ends the worker and its copy with it.
+    const kept = bytes;
+    const timer = setTimeout(() => finish(overBudget(stage, 'time', budgetMs, 0), kept), budgetMs);
     worker.onmessage = (event: MessageEvent<ReadMessage>) => {
       const message = event.data;
       if (message.type === 'stage') {
         stage = message.stage;
         options.onProgress?.({ phase: 'checking', stage });
       } else if (message.type === 'done') {
-        finish(message.result, message.entries, message.workerMs);
+        finish(message.result, new Uint8Array(message.archive), message.entries, message.workerMs);
       } else {
-        finish(overBudget(stage, 'memory', budgetMs));
+        finish(overBudget(stage, 'memory', budgetMs), kept);
       }
     };
     // A worker that dies (out of memory) has judged nothing: the contents are more than a browser tab holds.
     worker.onerror = (event) => {
       event.preventDefault();
-      finish(overBudget(stage, 'memory', budgetMs));
+      finish(overBudget(stage, 'memory', budgetMs), kept);
     };
     const copy = bytes.slice().buffer;
     const request: ReadRequest = { bytes: copy, trustedKeys: options.trustedKeys };

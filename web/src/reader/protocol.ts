@@ -14,13 +14,11 @@ export interface ReadRequest {
   trustedKeys?: Jwk[];
 }
 
-export interface Entry {
-  name: string;
-  bytes: ArrayBuffer;
-}
+/** An entry's bytes: its own buffer, or a stretch of the archive's (a stored entry is not copied). */
+export type Entry = { name: string; bytes: ArrayBuffer } | { name: string; offset: number; length: number };
 
 /** Validation worker -> page. */
 export type ReadMessage =
   | { type: 'stage'; stage: CheckName }
-  | { type: 'done'; result: ValidationResult; entries: Entry[]; workerMs: number }
+  | { type: 'done'; result: ValidationResult; archive: ArrayBuffer; entries: Entry[]; workerMs: number }
   | { type: 'crash'; message: string };

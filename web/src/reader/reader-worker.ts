@@ -15,14 +15,26 @@ scope.onmessage = async (event: MessageEvent<ReadRequest>) => {
   try {
     const started = performance.now();
     const { bytes, trustedKeys = [] } = event.data;
+    const archive = Buffer.from(bytes);
     let entries: Entry[] = [];
-    const outcome = await validateCore(Buffer.from(bytes), {
+    const transfer: ArrayBuffer[] = [bytes];
+    const outcome = await validateCore(archive, {
       onStage: (stage) => post({ type: 'stage', stage }),
       onEntries: (files, names) => {
         entries = names
           .filter((name) => files.has(name))
-          .map((name) => {
+          .map((name): Entry => {
             const data = files.get(name)!;
+            // Handed back without a copy: a stretch of the archive, or a buffer the entry has to itself.
+            if (data.buffer === bytes) return { name, offset: data.byteOffset, length: data.length };
+            const owns =
+              data.byteOffset === 0 &&
+              data.length === data.buffer.byteLength &&
+              !transfer.includes(data.buffer as ArrayBuffer);
+            if (owns) {
+              transfer.push(data.buffer as ArrayBuffer);
+              return { name, bytes: data.buffer as ArrayBuffer };
+            }
             return { name, bytes: data.buffer.slice(data.byteOffset, data.byteOffset + data.length) as ArrayBuffer };
           });
       },
@@ -31,10 +43,7 @@ scope.onmessage = async (event: MessageEvent<ReadRequest>) => {
       const jwk = trustedKeys.find((key) => key.kid === kid);
       return jwk ? { publicKey: jwk } : undefined;
     });
-    post(
-      { type: 'done', result, entries, workerMs: performance.now() - started },
-      entries.map((e) => e.bytes),
-    );
+    post({ type: 'done', result, archive: bytes, entries, workerMs: performance.now() - started }, transfer);
   } catch (error) {
     post({ type: 'crash', message: error instanceof Error ? error.message : String(error) });
   }

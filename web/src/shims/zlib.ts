@@ -3,7 +3,7 @@
  * fflate, with the same output bound as Node's `maxOutputLength` (F2: the bytes actually produced are
  * counted, and inflating stops as soon as they pass the bound, so a bomb costs at most that much).
  */
-import { Inflate, Unzlib } from 'fflate';
+import { Inflate } from 'fflate';
 
 interface InflateOptions {
   maxOutputLength?: number;
@@ -15,7 +15,7 @@ class BufferTooLarge extends RangeError {
   readonly code = 'ERR_BUFFER_TOO_LARGE';
 }
 
-function run(stream: Inflate | Unzlib, input: Uint8Array, options: InflateOptions = {}): Buffer {
+function run(stream: Inflate, input: Uint8Array, options: InflateOptions = {}): Buffer {
   const max = options.maxOutputLength ?? Number.MAX_SAFE_INTEGER;
   const chunks: Uint8Array[] = [];
   let total = 0;
@@ -45,44 +45,87 @@ function run(stream: Inflate | Unzlib, input: Uint8Array, options: InflateOption
 }
 
 /**
- * A raw Deflate stream made only of stored blocks (what a deflater writes for data that does not
- * compress: a scan's JPEG or image data) is copied block by block into one buffer of its exact size,
- * after a first pass has summed the blocks against the bound. Null when any block is compressed (or
- * the stream is cut short), which the general path then handles and reports.
+ * Raw Deflate from `start`. The stored blocks at its head (a deflater writes data that does not
+ * compress, a scan's image data, as stored blocks) are copied straight into the output, summed against
+ * the bound first; from the first compressed block on, fflate inflates the rest with the output so far
+ * as its window. Returns the output and where the Deflate data ended (null: not known, fflate read it).
  */
-function storedOnly(input: Uint8Array, max: number): Buffer | null {
+function inflateRaw(
+  input: Uint8Array,
+  start: number,
+  options: InflateOptions = {},
+): { out: Buffer; end: number | null } {
+  const max = options.maxOutputLength ?? Number.MAX_SAFE_INTEGER;
   let total = 0;
-  let pos = 0;
-  for (;;) {
-    if (pos + 5 > input.length) return null;
+  let pos = start;
+  let final = false;
+  // First pass: the stored head's size, without copying.
+  while (pos + 5 <= input.length) {
     const header = input[pos]!;
-    if (((header >> 1) & 3) !== 0) return null;
+    if (((header >> 1) & 3) !== 0) break;
     const length = input[pos + 1]! | (input[pos + 2]! << 8);
     const inverse = input[pos + 3]! | (input[pos + 4]! << 8);
-    if ((length ^ inverse) !== 0xffff || pos + 5 + length > input.length) return null;
+    if ((length ^ inverse) !== 0xffff || pos + 5 + length > input.length) break;
     total += length;
     if (total > max) throw new BufferTooLarge(`Cannot create a Buffer larger than ${max} bytes`);
     pos += 5 + length;
-    if (header & 1) break;
+    if (header & 1) {
+      final = true;
+      break;
+    }
   }
-  const out = Buffer.allocUnsafe(total);
-  let at = 0;
-  for (pos = 0; ;) {
-    const header = input[pos]!;
-    const length = input[pos + 1]! | (input[pos + 2]! << 8);
-    out.set(input.subarray(pos + 5, pos + 5 + length), at);
+  const head = Buffer.allocUnsafe(total);
+  for (let at = 0, p = start; p < pos;) {
+    const length = input[p + 1]! | (input[p + 2]! << 8);
+    head.set(input.subarray(p + 5, p + 5 + length), at);
     at += length;
-    pos += 5 + length;
-    if (header & 1) return out;
+    p += 5 + length;
   }
+  if (final) return { out: head, end: pos };
+  const dictionary = total > 0 ? head.subarray(Math.max(0, total - 32768)) : undefined;
+  const rest = run(new Inflate({ dictionary }), input.subarray(pos), { maxOutputLength: max - total });
+  if (total === 0) return { out: rest, end: null };
+  const out = Buffer.allocUnsafe(total + rest.length);
+  out.set(head, 0);
+  out.set(rest, total);
+  return { out, end: null };
 }
 
 export function inflateRawSync(input: Uint8Array, options?: InflateOptions): Buffer {
-  return storedOnly(input, options?.maxOutputLength ?? Number.MAX_SAFE_INTEGER) ?? run(new Inflate(), input, options);
+  return inflateRaw(input, 0, options).out;
 }
 
+/** Adler-32 (RFC 1950), the zlib trailer's check, summed in runs short enough never to overflow. */
+function adler32(data: Uint8Array): number {
+  let a = 1;
+  let b = 0;
+  for (let i = 0; i < data.length;) {
+    const end = Math.min(i + 5552, data.length);
+    for (; i < end; i++) {
+      a += data[i]!;
+      b += a;
+    }
+    a %= 65521;
+    b %= 65521;
+  }
+  return ((b << 16) | a) >>> 0;
+}
+
+const readAdler = (input: Uint8Array, at: number): number =>
+  ((input[at]! << 24) | (input[at + 1]! << 16) | (input[at + 2]! << 8) | input[at + 3]!) >>> 0;
+
+/** A zlib stream (RFC 1950): header, Deflate data, Adler-32, which zlib checks and fflate does not. */
 export function inflateSync(input: Uint8Array, options?: InflateOptions): Buffer {
-  return run(new Unzlib(), input, options);
+  const header =
+    input.length >= 2 && (input[0]! & 0x0f) === 8 && ((input[0]! << 8) | input[1]!) % 31 === 0 && !(input[1]! & 0x20);
+  if (!header) throw new Error('incorrect header check');
+  const { out, end } = inflateRaw(input, 2, options);
+  // Where fflate read the data itself, the trailer is taken as the stream's last four bytes.
+  const trailer = end ?? input.length - 4;
+  if (trailer < 2 || trailer + 4 > input.length || readAdler(input, trailer) !== adler32(out)) {
+    throw new Error('incorrect data check');
+  }
+  return out;
 }
 
 /** Slicing-by-8 tables: eight bytes a step instead of one (the plain table walk is far slower in JavaScript). */
