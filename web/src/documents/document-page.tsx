@@ -2,20 +2,12 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useRef, useState } from 'react';
 import { Link, useLocation } from 'wouter';
 import { api, unwrap } from '../api/client.js';
+import { download } from '../download.js';
 import { formatBytes, formatDateTime, humanKey } from '../format.js';
 import { readArchive } from '../reader/engine.js';
 import { OutcomeView } from '../reader/outcome-view.js';
 import { fetchJwks } from '../reader/trust.js';
 import { ProblemNotice, StatusBadge } from './status.js';
-
-function saveFile(bytes: Uint8Array, name: string): void {
-  const url = URL.createObjectURL(new Blob([bytes as BlobPart], { type: 'application/vnd.sdf+zip' }));
-  const link = document.createElement('a');
-  link.href = url;
-  link.download = name;
-  link.click();
-  setTimeout(() => URL.revokeObjectURL(url), 10_000);
-}
 
 /** One stored document: its record, the reader's views on the stored bytes, and what can be done to it. */
 export function DocumentPage({ id }: { id: string }) {
@@ -134,7 +126,7 @@ export function DocumentPage({ id }: { id: string }) {
           type="button"
           className="secondary"
           disabled={!bytes.data}
-          onClick={() => bytes.data && saveFile(bytes.data, fileName)}
+          onClick={() => bytes.data && download(bytes.data, fileName, 'application/vnd.sdf+zip')}
         >
           Download
         </button>

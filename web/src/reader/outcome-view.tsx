@@ -1,5 +1,6 @@
 import { useMemo, useState, type ReactNode } from 'react';
 import { formatBytes, formatDateTime, formatScalar, humanKey } from '../format.js';
+import { download } from '../download.js';
 import { DataView, summaryOf } from './data-view.js';
 import type { ReadOutcome } from './engine.js';
 import { PdfView } from './pdf-view.js';
@@ -14,15 +15,6 @@ function parseJson(bytes: Uint8Array | undefined): unknown {
   } catch {
     return undefined;
   }
-}
-
-function download(bytes: Uint8Array, name: string, type: string): void {
-  const url = URL.createObjectURL(new Blob([bytes as BlobPart], { type }));
-  const link = document.createElement('a');
-  link.href = url;
-  link.download = name;
-  link.click();
-  setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
 
 const TYPES: Record<string, string> = {
