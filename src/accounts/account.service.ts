@@ -151,7 +151,7 @@ export class AccountService {
       return { invitation: InvitationDto.from(row), token: raw, organization: tenant.name };
     });
     await this.mail.enqueue(
-      invitationMail(c.tenantId, address, organization, this.mail.link('accept-invitation', token)),
+      invitationMail(c.tenantId, address, organization, this.mail.link('app/accept-invitation', token)),
     );
     return invitation;
   }
@@ -191,7 +191,7 @@ export class AccountService {
       return { invitation: InvitationDto.from(row), token: raw, organization: tenant.name };
     });
     await this.mail.enqueue(
-      invitationMail(c.tenantId, invitation.email, organization, this.mail.link('accept-invitation', token)),
+      invitationMail(c.tenantId, invitation.email, organization, this.mail.link('app/accept-invitation', token)),
     );
     return invitation;
   }

@@ -97,7 +97,7 @@ export class AuthFlowsService {
           },
         };
       });
-      await this.mail.enqueue(verificationMail(result.organization.id, email, this.mail.link('verify-email', token)));
+      await this.mail.enqueue(verificationMail(result.organization.id, email, this.mail.link('app/verify-email', token)));
       return result;
     } catch (err) {
       const constraint = uniqueViolation(err);
@@ -155,7 +155,7 @@ export class AuthFlowsService {
       });
       return raw;
     });
-    await this.mail.enqueue(verificationMail(tenantId, user.email, this.mail.link('verify-email', token)));
+    await this.mail.enqueue(verificationMail(tenantId, user.email, this.mail.link('app/verify-email', token)));
   }
 
   /**

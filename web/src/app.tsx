@@ -6,6 +6,8 @@ import { RequireSignIn, SignInPage } from './documents/sign-in-page.js';
 import { SchemasPage } from './documents/schemas-page.js';
 import { WebhooksPage } from './documents/webhooks-page.js';
 import { HomePage } from './home-page.js';
+import { AcceptInvitationPage } from './portal/accept-invitation-page.js';
+import { VerifyEmailPage } from './portal/verify-email-page.js';
 import { ReaderPage } from './reader/reader-page.js';
 import { useSession } from './session.js';
 
@@ -83,6 +85,8 @@ export function App() {
           <Route path="/" component={HomePage} />
           <Route path="/read" component={ReaderPage} />
           <Route path="/sign-in" component={SignInPage} />
+          <Route path="/verify-email" component={VerifyEmailPage} />
+          <Route path="/accept-invitation" component={AcceptInvitationPage} />
           <Route path="/documents">
             <RequireSignIn>
               <DocumentsPage />
