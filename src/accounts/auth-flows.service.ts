@@ -97,7 +97,9 @@ export class AuthFlowsService {
           },
         };
       });
-      await this.mail.enqueue(verificationMail(result.organization.id, email, this.mail.link('app/verify-email', token)));
+      await this.mail.enqueue(
+        verificationMail(result.organization.id, email, this.mail.link('app/verify-email', token)),
+      );
       return result;
     } catch (err) {
       const constraint = uniqueViolation(err);
