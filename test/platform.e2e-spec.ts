@@ -20,7 +20,7 @@ describe('health, errors and OpenAPI (S5, S15)', () => {
 
   it('serves /health without credentials, with the package version', async () => {
     const res = await t.http().get('/health').expect(200);
-    expect(res.body).toEqual({ status: 'ok', version: packageVersion });
+    expect(res.body).toEqual({ status: 'ok', version: packageVersion, deployment_mode: 'self-hosted' });
     expect(res.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
   });
 

@@ -47,13 +47,13 @@ describe('the documents pages at /app/documents, self-hosted, signed in with an 
   async function signIn(page: Page, tenant: TenantFixture): Promise<void> {
     await page.goto(`${base}/app/documents`);
     await page.getByRole('heading', { name: 'Sign in to continue' }).waitFor();
-    await page.getByRole('link', { name: 'Sign in with an API key' }).click();
-    await page.getByLabel('API key').fill('sdf_k_not_a_real_key');
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('main').getByRole('link', { name: 'Sign in' }).click();
+    await page.getByLabel('API key', { exact: true }).fill('sdf_k_not_a_real_key');
+    await page.getByRole('button', { name: 'Sign in with the key' }).click();
     await page.getByRole('alert').filter({ hasText: 'not accepted' }).waitFor();
     await accessible(page);
-    await page.getByLabel('API key').fill(tenant.apiKey);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByLabel('API key', { exact: true }).fill(tenant.apiKey);
+    await page.getByRole('button', { name: 'Sign in with the key' }).click();
     await page.getByRole('heading', { name: 'Documents' }).waitFor();
   }
 

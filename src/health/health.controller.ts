@@ -11,6 +11,13 @@ import { ReadinessChecks } from './readiness.js';
 class HealthDto {
   @ApiProperty({ example: 'ok' }) status: string;
   @ApiProperty({ example: '0.1.0' }) version: string;
+  @ApiProperty({
+    enum: ['self-hosted', 'managed'],
+    example: 'self-hosted',
+    description:
+      'Which deployment this is: managed adds the /v1 accounts API (the web front end offers account sign-in)',
+  })
+  deployment_mode: 'self-hosted' | 'managed';
 }
 
 class ReadinessDto {
@@ -41,7 +48,7 @@ export class HealthController {
   })
   @ApiOkResponse({ type: HealthDto })
   health(): HealthDto {
-    return { status: 'ok', version: this.config.version };
+    return { status: 'ok', version: this.config.version, deployment_mode: this.config.env.DEPLOYMENT_MODE };
   }
 
   @Get('ready')

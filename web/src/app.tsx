@@ -36,7 +36,7 @@ function useFocusOnNavigate() {
 
 /** The shell every page shares: a skip link, the header with navigation, the page, a footer. */
 export function App() {
-  const { apiKey, signOut } = useSession();
+  const { signedIn, signOut } = useSession();
   useFocusOnNavigate();
   return (
     <>
@@ -58,7 +58,7 @@ export function App() {
             <li>
               <NavLink href="/documents">Documents</NavLink>
             </li>
-            {apiKey && (
+            {signedIn && (
               <>
                 <li>
                   <NavLink href="/schemas">Schemas</NavLink>
@@ -71,8 +71,8 @@ export function App() {
           </ul>
         </nav>
         <div className="session">
-          {apiKey ? (
-            <button type="button" className="link-button" onClick={signOut}>
+          {signedIn ? (
+            <button type="button" className="link-button" onClick={() => void signOut()}>
               Sign out
             </button>
           ) : (

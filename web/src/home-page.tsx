@@ -2,7 +2,7 @@ import { Link } from 'wouter';
 import { useSession } from './session.js';
 
 export function HomePage() {
-  const { apiKey } = useSession();
+  const { signedIn } = useSession();
   return (
     <section className="home">
       <h1 tabIndex={-1}>SDF documents</h1>
@@ -24,8 +24,8 @@ export function HomePage() {
         <article className="card">
           <h2>Your documents</h2>
           <p>Upload, check, sign and download your organisation&apos;s SDF files.</p>
-          <Link href={apiKey ? '/documents' : '/sign-in'} className="button secondary">
-            {apiKey ? 'Go to documents' : 'Sign in with an API key'}
+          <Link href={signedIn ? '/documents' : '/sign-in'} className="button secondary">
+            {signedIn ? 'Go to documents' : 'Sign in'}
           </Link>
         </article>
       </div>

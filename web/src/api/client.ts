@@ -11,16 +11,21 @@ export type ErrorPayload = Schemas['ErrorPayloadDto'];
  */
 export const api = createClient<paths>({ baseUrl: globalThis.location?.origin ?? '' });
 
-let apiKey: string | null = null;
+/** Who the pages act as: an API key, or an account's access token (managed deployment). */
+export type Credential = { kind: 'api-key'; apiKey: string } | { kind: 'account'; accessToken: string };
 
-/** The self-hosted credential, held by the session module (memory, or the tab's session storage). */
-export function setCredential(key: string | null): void {
-  apiKey = key;
+let credential: Credential | null = null;
+
+/** Set by the session module, which alone holds the credential (in memory; see session.tsx). */
+export function setCredential(value: Credential | null): void {
+  credential = value;
 }
 
 const credentials: Middleware = {
   onRequest({ request }) {
-    if (apiKey && !request.headers.has('X-API-Key')) request.headers.set('X-API-Key', apiKey);
+    if (!credential || request.headers.has('X-API-Key') || request.headers.has('Authorization')) return request;
+    if (credential.kind === 'api-key') request.headers.set('X-API-Key', credential.apiKey);
+    else request.headers.set('Authorization', `Bearer ${credential.accessToken}`);
     return request;
   },
 };

@@ -1591,6 +1591,12 @@ export interface components {
             status: string;
             /** @example 0.1.0 */
             version: string;
+            /**
+             * @description Which deployment this is: managed adds the /v1 accounts API (the web front end offers account sign-in)
+             * @example self-hosted
+             * @enum {string}
+             */
+            deployment_mode: "self-hosted" | "managed";
         };
         ReadinessDto: {
             /**

@@ -1,18 +1,189 @@
+import { useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent, type ReactNode } from 'react';
 import { Link, useLocation, useSearch } from 'wouter';
 import { ApiProblem, api, unwrap } from '../api/client.js';
 import { useSession } from '../session.js';
 
-/** Self-hosted sign-in: the tenant's API key, checked against GET /tenant before it is kept. */
-export function SignInPage() {
-  const { signIn } = useSession();
+/** The deployment, from GET /health: the managed one offers account sign-in beside API keys. */
+export function useDeploymentMode(): 'self-hosted' | 'managed' | undefined {
+  const { data } = useQuery({ queryKey: ['health'], queryFn: () => unwrap(api.GET('/health')), staleTime: Infinity });
+  return data?.deployment_mode;
+}
+
+function useNext(): () => void {
   const [, navigate] = useLocation();
-  const search = useSearch();
+  const next = new URLSearchParams(useSearch()).get('next');
+  return () => navigate(next && next.startsWith('/') && !next.startsWith('//') ? next : '/documents');
+}
+
+function FieldError({ id, text }: { id: string; text: string | null }) {
+  if (!text) return null;
+  return (
+    <p className="field-error" id={id} role="alert">
+      {text}
+    </p>
+  );
+}
+
+/** Managed deployment: email and password, then the TOTP step when the account has one. */
+function AccountSignIn() {
+  const { signInWithTokens } = useSession();
+  const done = useNext();
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const [code, setCode] = useState('');
+  const [ticket, setTicket] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  const run = async (work: () => Promise<void>) => {
+    setBusy(true);
+    setError(null);
+    try {
+      await work();
+    } catch (e) {
+      setError(
+        e instanceof ApiProblem && e.status === 401
+          ? ticket
+            ? 'That code was not accepted. Enter the current code from your app, or a recovery code.'
+            : 'The email address or password is not right.'
+          : (e as Error).message,
+      );
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const login = (event: FormEvent) => {
+    event.preventDefault();
+    if (!email.trim() || !password) return setError('Enter your email address and password.');
+    void run(async () => {
+      const answer = await unwrap(api.POST('/v1/auth/login', { body: { email: email.trim(), password } }));
+      if (answer && 'totp_required' in answer) {
+        setTicket(answer.session_token);
+        return;
+      }
+      if (answer) {
+        signInWithTokens(answer);
+        done();
+      }
+    });
+  };
+
+  const confirm = (event: FormEvent) => {
+    event.preventDefault();
+    if (!code.trim()) return setError('Enter the code from your authenticator app.');
+    void run(async () => {
+      const tokens = await unwrap(
+        api.POST('/v1/auth/totp/validate', { body: { session_token: ticket!, code: code.trim() } }),
+      );
+      if (tokens) {
+        signInWithTokens(tokens);
+        done();
+      }
+    });
+  };
+
+  if (ticket) {
+    return (
+      <form className="panel-box" onSubmit={confirm} noValidate aria-labelledby="totp-heading">
+        <h2 id="totp-heading">Two-step sign-in</h2>
+        <div className="field">
+          <label htmlFor="totp-code">Code from your authenticator app</label>
+          <p className="hint" id="totp-hint">
+            Six digits, or one of your recovery codes.
+          </p>
+          <input
+            id="totp-code"
+            inputMode="text"
+            autoComplete="one-time-code"
+            value={code}
+            onChange={(e) => setCode(e.target.value)}
+            aria-describedby={error ? 'totp-hint sign-in-error' : 'totp-hint'}
+            aria-invalid={error ? true : undefined}
+          />
+          <FieldError id="sign-in-error" text={error} />
+        </div>
+        <button type="submit" disabled={busy}>
+          {busy ? 'Checking…' : 'Confirm'}
+        </button>
+      </form>
+    );
+  }
+  return (
+    <form className="panel-box" onSubmit={login} noValidate aria-labelledby="account-heading">
+      <h2 id="account-heading">With your account</h2>
+      <div className="field">
+        <label htmlFor="email">Email address</label>
+        <input
+          id="email"
+          type="email"
+          autoComplete="username"
+          value={email}
+          onChange={(e) => setEmail(e.target.value)}
+        />
+      </div>
+      <div className="field">
+        <label htmlFor="password">Password</label>
+        <input
+          id="password"
+          type="password"
+          autoComplete="current-password"
+          value={password}
+          onChange={(e) => setPassword(e.target.value)}
+          aria-describedby={error ? 'sign-in-error' : undefined}
+          aria-invalid={error ? true : undefined}
+        />
+        <FieldError id="sign-in-error" text={error} />
+      </div>
+      <button type="submit" disabled={busy}>
+        {busy ? 'Signing in…' : 'Sign in'}
+      </button>
+    </form>
+  );
+}
+
+/** Single sign-on: the organisation's identity provider, found by the organisation's short name. */
+function SsoSignIn() {
+  const [slug, setSlug] = useState('');
+  const [error, setError] = useState<string | null>(null);
+  const start = (event: FormEvent) => {
+    event.preventDefault();
+    const value = slug.trim().toLowerCase();
+    if (!/^[a-z0-9][a-z0-9-]*$/.test(value)) return setError('Enter your organisation’s short name, as in acme.');
+    // A full page load: the identity provider's sign-in happens on its own site and comes back here.
+    location.assign(`/saml/${encodeURIComponent(value)}/login`);
+  };
+  return (
+    <form className="panel-box" onSubmit={start} noValidate aria-labelledby="sso-heading">
+      <h2 id="sso-heading">With single sign-on</h2>
+      <div className="field">
+        <label htmlFor="org-slug">Organisation short name</label>
+        <input
+          id="org-slug"
+          value={slug}
+          autoComplete="organization"
+          onChange={(e) => setSlug(e.target.value)}
+          aria-describedby={error ? 'sso-error' : undefined}
+          aria-invalid={error ? true : undefined}
+        />
+        <FieldError id="sso-error" text={error} />
+      </div>
+      <button type="submit" className="secondary">
+        Continue to your identity provider
+      </button>
+    </form>
+  );
+}
+
+/** An API key, checked against GET /tenant before it is kept (both deployments). */
+function ApiKeySignIn() {
+  const { signInWithKey } = useSession();
+  const done = useNext();
   const [key, setKey] = useState('');
   const [keep, setKeep] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
-  const next = new URLSearchParams(search).get('next');
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
@@ -25,8 +196,8 @@ export function SignInPage() {
     setError(null);
     try {
       await unwrap(api.GET('/tenant', { headers: { 'X-API-Key': apiKey } }));
-      signIn(apiKey, keep);
-      navigate(next && next.startsWith('/') && !next.startsWith('//') ? next : '/documents');
+      signInWithKey(apiKey, keep);
+      done();
     } catch (e) {
       setError(
         e instanceof ApiProblem && e.status === 401
@@ -39,57 +210,67 @@ export function SignInPage() {
   };
 
   return (
+    <form className="panel-box" onSubmit={submit} noValidate aria-labelledby="key-heading">
+      <h2 id="key-heading">With an API key</h2>
+      <div className="field">
+        <label htmlFor="api-key">API key</label>
+        <p className="hint" id="api-key-hint">
+          It starts with <code>sdf_k</code> and is shown once when it is created.
+        </p>
+        <input
+          id="api-key"
+          type="password"
+          autoComplete="off"
+          spellCheck={false}
+          value={key}
+          onChange={(e) => setKey(e.target.value)}
+          aria-describedby={error ? 'api-key-hint api-key-error' : 'api-key-hint'}
+          aria-invalid={error ? true : undefined}
+        />
+        <FieldError id="api-key-error" text={error} />
+      </div>
+      <div className="field checkbox">
+        <label>
+          <input type="checkbox" checked={keep} onChange={(e) => setKeep(e.target.checked)} /> Keep me signed in while
+          this tab is open
+        </label>
+        <p className="hint">The key is never stored in a cookie or kept after you close the tab.</p>
+      </div>
+      <button type="submit" disabled={busy} className="secondary">
+        {busy ? 'Checking…' : 'Sign in with the key'}
+      </button>
+    </form>
+  );
+}
+
+export function SignInPage() {
+  const mode = useDeploymentMode();
+  return (
     <section className="narrow">
       <h1 tabIndex={-1}>Sign in</h1>
-      <p className="lead">Sign in with your organisation&apos;s API key to upload, sign and manage documents.</p>
-      <form className="panel-box" onSubmit={submit} noValidate>
-        <div className="field">
-          <label htmlFor="api-key">API key</label>
-          <p className="hint" id="api-key-hint">
-            It starts with <code>sdf_k</code>. Your operator creates it; it is shown once.
-          </p>
-          <input
-            id="api-key"
-            type="password"
-            autoComplete="off"
-            spellCheck={false}
-            value={key}
-            onChange={(e) => setKey(e.target.value)}
-            aria-describedby={error ? 'api-key-hint api-key-error' : 'api-key-hint'}
-            aria-invalid={error ? true : undefined}
-          />
-          {error && (
-            <p className="field-error" id="api-key-error" role="alert">
-              {error}
-            </p>
-          )}
-        </div>
-        <div className="field checkbox">
-          <label>
-            <input type="checkbox" checked={keep} onChange={(e) => setKeep(e.target.checked)} /> Keep me signed in while
-            this tab is open
-          </label>
-          <p className="hint">The key is never stored in a cookie or kept after you close the tab.</p>
-        </div>
-        <button type="submit" disabled={busy}>
-          {busy ? 'Checking…' : 'Sign in'}
-        </button>
-      </form>
+      <p className="lead">Sign in to upload, sign and manage your organisation&apos;s documents.</p>
+      {mode === 'managed' && (
+        <>
+          <AccountSignIn />
+          <SsoSignIn />
+        </>
+      )}
+      {mode !== undefined && <ApiKeySignIn />}
     </section>
   );
 }
 
 /** Pages that need a caller: without one, a way to sign in that comes back here. */
 export function RequireSignIn({ children }: { children: ReactNode }) {
-  const { apiKey } = useSession();
+  const { signedIn } = useSession();
   const [location] = useLocation();
-  if (apiKey) return <>{children}</>;
+  if (signedIn) return <>{children}</>;
   return (
     <section className="narrow">
       <h1 tabIndex={-1}>Sign in to continue</h1>
       <p>
         This page shows your organisation&apos;s documents.{' '}
-        <Link href={`/sign-in?next=${encodeURIComponent(location)}`}>Sign in with an API key</Link>, or{' '}
+        <Link href={`/sign-in?next=${encodeURIComponent(location)}`}>Sign in</Link>, or{' '}
         <Link href="/read">read a file</Link> without an account.
       </p>
     </section>

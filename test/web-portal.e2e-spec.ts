@@ -1,7 +1,16 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from './helpers/app.js';
-import { PASSWORD, bearer, login, mailTo, register, registerVerified, uniqueEmail } from './helpers/accounts.js';
+import {
+  PASSWORD,
+  bearer,
+  login,
+  mailTo,
+  register,
+  registerVerified,
+  totpCode,
+  uniqueEmail,
+} from './helpers/accounts.js';
 import { accessibilityProblems, launchBrowser, listen, openProbe, screenshot } from './helpers/browser.js';
 import { startSmtpSink, tokenFromMail, type SmtpSink } from './helpers/smtp.js';
 
@@ -11,7 +20,7 @@ function linkOf(mail: { text: string }, base: string): { path: string; url: stri
   return { path: link.pathname, url: `${base}${link.pathname}${link.search}` };
 }
 
-describe('the pages the managed deployment mails link to', () => {
+describe('the managed deployment in the web front end: mailed links, account sign-in, the SSO landing', () => {
   let t: TestApp;
   let smtp: SmtpSink;
   let base: string;
@@ -97,6 +106,89 @@ describe('the pages the managed deployment mails link to', () => {
       await page.getByRole('button', { name: 'Accept the invitation' }).click();
       await page.getByTestId('invitation-gone').waitFor();
       expect(await accessibilityProblems(page)).toEqual([]);
+    } finally {
+      await probe.close();
+    }
+  });
+
+  it('signs in with email and password, then with the TOTP step, and signs out; a wrong password is explained', async () => {
+    const owner = await registerVerified(t, smtp);
+    const probe = await openProbe(browser);
+    try {
+      const { page } = probe;
+      await page.goto(`${base}/app/documents`);
+      await page.getByRole('main').getByRole('link', { name: 'Sign in' }).click();
+      await page.getByLabel('Email address').fill(owner.email);
+      await page.getByLabel('Password').fill('not the password at all');
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await page.getByText('The email address or password is not right.').waitFor();
+      expect(await accessibilityProblems(page)).toEqual([]);
+      await screenshot(page, 'portal-sign-in');
+      await page.getByLabel('Password').fill(PASSWORD);
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+      // The documents of the owner's organisation, with the account's access token.
+      await page.getByTestId('empty').waitFor();
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      await page.getByRole('banner').getByRole('link', { name: 'Sign in' }).waitFor();
+      expect(await page.evaluate('document.cookie')).toBe('');
+      expect(await page.evaluate('localStorage.length + sessionStorage.length')).toBe(0);
+    } finally {
+      await probe.close();
+    }
+    // Signing out ended the session on the service: the audit log has the logout.
+    const rows = (await t.ds.query(`SELECT count(*)::int AS n FROM audit_log WHERE tenant_id = $1 AND action = $2`, [
+      owner.tenantId,
+      'logout',
+    ])) as { n: number }[];
+    expect(rows[0]!.n).toBe(1);
+
+    // With TOTP enabled, the page asks for the code after the password.
+    const tokens = await login(t, owner.email);
+    const setup = await t.http().post('/v1/auth/totp/setup').set(bearer(tokens)).expect(200);
+    const secret = setup.body.secret as string;
+    await t
+      .http()
+      .post('/v1/auth/totp/enable')
+      .set(bearer(tokens))
+      .send({ code: await totpCode(secret) })
+      .expect(200);
+    const second = await openProbe(browser, { width: 375 });
+    try {
+      const { page } = second;
+      await page.goto(`${base}/app/sign-in`);
+      await page.getByLabel('Email address').fill(owner.email);
+      await page.getByLabel('Password').fill(PASSWORD);
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+      // The next time step's code: the current one was spent enabling TOTP, and a code counts once.
+      await page.getByLabel('Code from your authenticator app').fill(await totpCode(secret, 1));
+      expect(await accessibilityProblems(page)).toEqual([]);
+      await page.getByRole('button', { name: 'Confirm' }).click();
+      await page.getByTestId('empty').waitFor();
+      expect(second.problems.filter((p) => !p.includes('status of 401'))).toEqual([]);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('the SSO landing reads the tokens from the fragment, removes it from the address bar and history, and is signed in', async () => {
+    const owner = await registerVerified(t, smtp);
+    const tokens = await login(t, owner.email);
+    const fragment = new URLSearchParams({
+      access_token: tokens.access_token,
+      refresh_token: tokens.refresh_token,
+      expires_in: String(tokens.expires_in),
+      token_type: 'Bearer',
+    }).toString();
+    const probe = await openProbe(browser);
+    try {
+      const { page } = probe;
+      await page.goto(`${base}/app/#${fragment}`);
+      await page.getByRole('button', { name: 'Sign out' }).waitFor();
+      expect(page.url()).toBe(`${base}/app/`);
+      expect(await page.evaluate('history.length')).toBe(2);
+      await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Documents' }).click();
+      await page.getByTestId('empty').waitFor();
+      expect(probe.problems).toEqual([]);
     } finally {
       await probe.close();
     }
