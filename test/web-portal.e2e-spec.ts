@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from './helpers/app.js';
@@ -128,9 +130,27 @@ describe('the managed deployment in the web front end: mailed links, account sig
       await page.getByRole('button', { name: 'Sign in', exact: true }).click();
       // The documents of the owner's organisation, with the account's access token.
       await page.getByTestId('empty').waitFor();
+      // The refresh token is in an HttpOnly, Secure, SameSite=Strict cookie for the session paths alone.
+      const cookies = await probe.context.cookies();
+      expect(cookies.map((c) => ({ ...c, value: c.value.length > 20 }))).toEqual([
+        expect.objectContaining({
+          name: 'sdf_refresh',
+          value: true,
+          path: '/v1/auth/session',
+          httpOnly: true,
+          secure: true,
+          sameSite: 'Strict',
+        }),
+      ]);
+      expect(await page.evaluate('document.cookie')).toBe('');
+      // A reload keeps the session: the page renews its access token from the cookie.
+      await page.reload();
+      await page.getByTestId('empty').waitFor();
       await page.getByRole('button', { name: 'Sign out' }).click();
       await page.getByRole('banner').getByRole('link', { name: 'Sign in' }).waitFor();
-      expect(await page.evaluate('document.cookie')).toBe('');
+      expect(await probe.context.cookies()).toEqual([]);
+      await page.reload();
+      await page.getByRole('banner').getByRole('link', { name: 'Sign in' }).waitFor();
       expect(await page.evaluate('localStorage.length + sessionStorage.length')).toBe(0);
     } finally {
       await probe.close();
@@ -192,5 +212,60 @@ describe('the managed deployment in the web front end: mailed links, account sig
     } finally {
       await probe.close();
     }
+  });
+
+  it('the cookie session: the cookie alone is refused, a cross-site form post too, and a reused refresh token still ends every session', async () => {
+    const owner = await registerVerified(t, smtp);
+    const first = await login(t, owner.email);
+    const other = await login(t, owner.email);
+    const session = '/v1/auth/session/refresh';
+    // Adopt: the refresh token moves into the cookie; the answer carries the access token alone.
+    const adopted = await t
+      .http()
+      .post(session)
+      .set('X-SDF-Session', '1')
+      .send({ refresh_token: first.refresh_token })
+      .expect(200);
+    expect(Object.keys(adopted.body).sort()).toEqual(['access_token', 'expires_in', 'token_type']);
+    const cookie = (adopted.headers['set-cookie'] as unknown as string[])[0]!.split(';')[0]!;
+    // The cookie without the header: refused.
+    const bare = await t.http().post(session).set('Cookie', cookie).expect(400);
+    expect(bare.body.error.details).toEqual([expect.objectContaining({ path: 'X-SDF-Session' })]);
+    // With the header but from another origin: refused.
+    await t
+      .http()
+      .post(session)
+      .set('Cookie', cookie)
+      .set('X-SDF-Session', '1')
+      .set('Origin', 'https://evil.example')
+      .expect(403);
+    // A cross-site form post from a page of another origin: refused.
+    const foreign = createServer((_req, res) => {
+      res.setHeader('Content-Type', 'text/html');
+      res.end(`<form method="post" action="${base}${session}"></form><script>document.forms[0].submit()</script>`);
+    });
+    await new Promise<void>((resolve) => foreign.listen(0, '127.0.0.2', resolve));
+    const probe = await openProbe(browser);
+    try {
+      await probe.context.addCookies([
+        {
+          name: 'sdf_refresh',
+          value: cookie.split('=')[1]!,
+          url: `${base}/v1/auth/session`,
+          httpOnly: true,
+          sameSite: 'Lax',
+        },
+      ]);
+      const answer = probe.page.waitForResponse((r) => r.url() === `${base}${session}`);
+      await probe.page.goto(`http://127.0.0.2:${(foreign.address() as AddressInfo).port}/`);
+      expect((await answer).status()).toBe(403);
+    } finally {
+      await probe.close();
+      foreign.close();
+    }
+    // The first refresh token was rotated into the cookie; presenting it again is reuse: every session ends.
+    await t.http().post(session).set('X-SDF-Session', '1').send({ refresh_token: first.refresh_token }).expect(401);
+    await t.http().post(session).set('Cookie', cookie).set('X-SDF-Session', '1').expect(401);
+    await t.http().post('/v1/auth/refresh').send({ refresh_token: other.refresh_token }).expect(401);
   });
 });

@@ -1,7 +1,9 @@
-import { Body, Controller, HttpCode, Post } from '@nestjs/common';
+import { Body, Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
+import type { Request, Response } from 'express';
 import {
   ApiCreatedResponse,
   ApiExtraModels,
+  ApiHeader,
   ApiNoContentResponse,
   ApiOkResponse,
   ApiOperation,
@@ -23,11 +25,23 @@ import {
   RefreshDto,
   RegisterDto,
   RegisteredDto,
+  SessionRefreshDto,
+  SessionTokenDto,
   TokenPairDto,
   TotpRequiredDto,
 } from './dto/auth.dto.js';
 import { SessionsService, type ClientInfo } from './sessions.service.js';
 import { sessionOf } from './session-of.js';
+import {
+  SESSION_COOKIE,
+  SESSION_HEADER,
+  SESSION_PATH,
+  clearSessionCookie,
+  sessionCallRefusal,
+  sessionCookie,
+  setSessionCookie,
+} from './session-cookie.js';
+import { AppError } from '../common/errors.js';
 import { RecoveryCodesDto, TotpCodeDto, TotpSetupDto, TotpValidateDto } from './dto/totp.dto.js';
 import { TotpService } from './totp.service.js';
 
@@ -207,9 +221,86 @@ export class AuthController {
     description: "Ends this session at once; the user's other sessions stay. Audited.",
   })
   @ApiNoContentResponse({ description: 'Logged out' })
-  async logout(@Tenant() auth: TenantAuth, @Client() client: ClientInfo): Promise<void> {
+  async logout(
+    @Tenant() auth: TenantAuth,
+    @Client() client: ClientInfo,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<void> {
     const { userId, sessionId } = sessionOf(auth);
     await this.flows.logout(auth.tenantId, userId, sessionId, client);
+    // The web front end's refresh cookie, if this session has one, goes with it.
+    clearSessionCookie(res);
+  }
+
+  @Public()
+  @Post('session/refresh')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: "The web front end's session: a new access token for the refresh token in its cookie",
+    description:
+      `The cookie variant of POST /v1/auth/refresh, for the pages at /app/: the refresh token lives in the ` +
+      `HttpOnly, Secure, SameSite=Strict cookie ${SESSION_COOKIE} sent only to ${SESSION_PATH}/*, rotates on ` +
+      `every call (a reused one ends every session of its user, as with the JSON variant), and never reaches ` +
+      `the page's script. Right after a sign-in the page sends the refresh token once in the body, which moves ` +
+      `it into the cookie. Every call must carry the ${SESSION_HEADER} header and, where the browser sends ` +
+      `them, an Origin and Sec-Fetch-Site of this origin: the cookie alone is refused (400 without the header, ` +
+      `403 from another origin). ` +
+      `POST /v1/auth/logout clears the cookie.`,
+  })
+  @ApiHeader({
+    name: SESSION_HEADER,
+    required: true,
+    description: 'Any non-empty value; shows the call comes from a page of this origin',
+    schema: { type: 'string', example: '1' },
+  })
+  @ApiOkResponse({ type: SessionTokenDto })
+  @ApiNoContentResponse({
+    description: 'No session cookie and no refresh token: not signed in (a page loads this way)',
+  })
+  @JsonBodyErrors('refresh_token is not a string')
+  @ApiError(401, 'An invalid, expired or revoked refresh token; the cookie is cleared', {
+    name: 'invalid_session',
+    code: 'UNAUTHORIZED',
+    message: 'Invalid, expired or revoked refresh token',
+  })
+  @ApiError(400, `No ${SESSION_HEADER} header`, {
+    name: 'no_session_header',
+    code: 'VALIDATION_ERROR',
+    message: `The ${SESSION_HEADER} header is required`,
+  })
+  @ApiError(403, 'Called from a page of another origin (Origin or Sec-Fetch-Site)', {
+    name: 'other_origin',
+    code: 'FORBIDDEN',
+    message: 'Called from another origin: the cookie alone is not enough',
+  })
+  async sessionRefresh(
+    @Body() body: SessionRefreshDto,
+    @Client() client: ClientInfo,
+    @Req() req: Request,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<SessionTokenDto | undefined> {
+    const refusal = sessionCallRefusal(req);
+    if (refusal === 'foreign') throw AppError.forbidden('Called from another origin: the cookie alone is not enough');
+    if (refusal === 'no-header') {
+      throw AppError.badRequest(`The ${SESSION_HEADER} header is required`, [
+        { path: SESSION_HEADER, message: 'required: shows the call comes from a page of this origin' },
+      ]);
+    }
+    const presented = body?.refresh_token ?? sessionCookie(req);
+    if (!presented) {
+      res.status(204);
+      return undefined;
+    }
+    let tokens: TokenPairDto;
+    try {
+      tokens = await this.sessions.refresh(presented, client);
+    } catch (error) {
+      clearSessionCookie(res);
+      throw error;
+    }
+    setSessionCookie(res, tokens.refresh_token);
+    res.setHeader('Cache-Control', 'no-store');
+    return { access_token: tokens.access_token, expires_in: tokens.expires_in, token_type: tokens.token_type };
   }
 
   @UserEndpoint()

@@ -1,22 +1,26 @@
 import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from 'react';
-import { api, setCredential, type Schemas } from './api/client.js';
+import { api, setCredential, unwrap, type Schemas } from './api/client.js';
 
 const TAB_KEY = 'sdf.api-key';
 
 type Tokens = Pick<Schemas['TokenPairDto'], 'access_token' | 'refresh_token' | 'expires_in'>;
 
-/** The signed-in caller: an API key, or an account's tokens (managed deployment). */
+/**
+ * The signed-in caller: an API key, or an account's access token (managed deployment). An account's
+ * refresh token is never held here: it lives in the service's HttpOnly session cookie.
+ */
 export type SessionCredential =
-  | { kind: 'api-key'; apiKey: string }
-  | { kind: 'account'; accessToken: string; refreshToken: string; expiresIn: number };
+  { kind: 'api-key'; apiKey: string } | { kind: 'account'; accessToken: string; expiresIn: number };
 
 interface Session {
   credential: SessionCredential | null;
   signedIn: boolean;
+  /** A page load is still asking the service whether a session cookie is there. */
+  restoring: boolean;
   /** An API key; `keepForTab` also keeps it in this tab's session storage. */
   signInWithKey(apiKey: string, keepForTab: boolean): void;
-  /** An account's tokens, from the login form or the SSO landing. */
-  signInWithTokens(tokens: Tokens): void;
+  /** An account's tokens, from the login form or the SSO landing: the refresh token moves into the cookie. */
+  signInWithTokens(tokens: Tokens): Promise<void>;
   signOut(): Promise<void>;
 }
 
@@ -33,12 +37,19 @@ function apply(credential: SessionCredential | null): SessionCredential | null {
   return credential;
 }
 
-const fromTokens = (tokens: Tokens): SessionCredential => ({
-  kind: 'account',
-  accessToken: tokens.access_token,
-  refreshToken: tokens.refresh_token,
-  expiresIn: Number(tokens.expires_in),
-});
+/**
+ * The cookie session (POST /v1/auth/session/refresh): with a refresh token, moves it into the cookie;
+ * without, renews from the cookie. Null when there is no session. The header is the CSRF defence.
+ */
+async function sessionRefresh(refreshToken?: string): Promise<SessionCredential | null> {
+  const answer = await unwrap(
+    api.POST('/v1/auth/session/refresh', {
+      body: refreshToken ? { refresh_token: refreshToken } : {},
+      params: { header: { 'X-SDF-Session': '1' } },
+    }),
+  );
+  return answer ? { kind: 'account', accessToken: answer.access_token, expiresIn: Number(answer.expires_in) } : null;
+}
 
 /**
  * The SSO landing: the service redirects to `/app/#access_token=...&refresh_token=...`. The tokens are
@@ -54,9 +65,7 @@ function takeFragmentTokens(): Tokens | null {
   return { access_token: access, refresh_token: refresh, expires_in: Number(fields.get('expires_in') ?? 900) };
 }
 
-function initialCredential(): SessionCredential | null {
-  const landed = takeFragmentTokens();
-  if (landed) return fromTokens(landed);
+function storedKey(): SessionCredential | null {
   try {
     const key = sessionStorage.getItem(TAB_KEY);
     return key ? { kind: 'api-key', apiKey: key } : null;
@@ -71,7 +80,23 @@ function initialCredential(): SessionCredential | null {
  * minute before it expires; a refused renewal signs out.
  */
 export function SessionProvider({ children }: { children: ReactNode }) {
-  const [credential, setState] = useState<SessionCredential | null>(() => apply(initialCredential()));
+  const [credential, setState] = useState<SessionCredential | null>(() => apply(storedKey()));
+  const [restoring, setRestoring] = useState(() => credential === null);
+
+  // A page load: the SSO landing's tokens, else the session cookie (managed deployment only).
+  useEffect(() => {
+    if (!restoring) return;
+    const landed = takeFragmentTokens();
+    const restore = async (): Promise<SessionCredential | null> => {
+      if (landed) return sessionRefresh(landed.refresh_token);
+      const health = await unwrap(api.GET('/health'));
+      return health?.deployment_mode === 'managed' ? sessionRefresh() : null;
+    };
+    restore()
+      .then((restored) => setState((current) => current ?? apply(restored)))
+      .catch(() => undefined)
+      .finally(() => setRestoring(false));
+  }, [restoring]);
 
   const signInWithKey = useCallback((key: string, keepForTab: boolean) => {
     try {
@@ -83,11 +108,13 @@ export function SessionProvider({ children }: { children: ReactNode }) {
     setState(apply({ kind: 'api-key', apiKey: key }));
   }, []);
 
-  const signInWithTokens = useCallback((tokens: Tokens) => setState(apply(fromTokens(tokens))), []);
+  const signInWithTokens = useCallback(async (tokens: Tokens) => {
+    setState(apply(await sessionRefresh(tokens.refresh_token)));
+  }, []);
 
   const signOut = useCallback(async () => {
     if (credential?.kind === 'account') {
-      // Ends the session on the service too (with its access token); signed out here whatever it answers.
+      // Ends the session on the service (with its access token), which also clears the cookie.
       await api.POST('/v1/auth/logout').catch(() => undefined);
     }
     try {
@@ -102,17 +129,16 @@ export function SessionProvider({ children }: { children: ReactNode }) {
     if (credential?.kind !== 'account') return;
     const delay = Math.max(5, credential.expiresIn - 60) * 1000;
     const timer = setTimeout(() => {
-      api
-        .POST('/v1/auth/refresh', { body: { refresh_token: credential.refreshToken } })
-        .then(({ data }) => setState(apply(data ? fromTokens(data) : null)))
+      sessionRefresh()
+        .then((renewed) => setState(apply(renewed)))
         .catch(() => setState(apply(null)));
     }, delay);
     return () => clearTimeout(timer);
   }, [credential]);
 
   const value = useMemo(
-    () => ({ credential, signedIn: credential !== null, signInWithKey, signInWithTokens, signOut }),
-    [credential, signInWithKey, signInWithTokens, signOut],
+    () => ({ credential, signedIn: credential !== null, restoring, signInWithKey, signInWithTokens, signOut }),
+    [credential, restoring, signInWithKey, signInWithTokens, signOut],
   );
   return <SessionContext.Provider value={value}>{children}</SessionContext.Provider>;
 }

@@ -1,5 +1,5 @@
-import { ApiProperty } from '@nestjs/swagger';
-import { IsEmail, IsString, Matches, MaxLength, MinLength } from 'class-validator';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsEmail, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
 import { SLUG_PATTERN } from '../../admin/dto/tenant.dto.js';
 import { EX } from '../../openapi/examples.js';
 
@@ -87,6 +87,28 @@ export class RefreshDto {
   @MinLength(1)
   @MaxLength(200)
   refresh_token: string;
+}
+
+/** The cookie session's first call, right after sign-in: the refresh token moves into the cookie. */
+export class SessionRefreshDto {
+  @ApiPropertyOptional({
+    description:
+      'Only on the first call after a sign-in, to move the refresh token into the cookie; afterwards the cookie alone',
+    example: EX.opaqueToken,
+  })
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(200)
+  refresh_token?: string;
+}
+
+/** What the cookie session answers: an access token; the refresh token stays in its cookie. */
+export class SessionTokenDto {
+  @ApiProperty({ description: 'HS256 tenant JWT, as from /v1/auth/login', example: EX.accessToken })
+  access_token: string;
+  @ApiProperty({ example: 900, description: 'Seconds the access token lives' }) expires_in: number;
+  @ApiProperty({ enum: ['Bearer'], example: 'Bearer' }) token_type: 'Bearer';
 }
 
 export class MailTokenDto {

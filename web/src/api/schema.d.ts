@@ -1057,6 +1057,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/auth/session/refresh": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The web front end's session: a new access token for the refresh token in its cookie
+         * @description The cookie variant of POST /v1/auth/refresh, for the pages at /app/: the refresh token lives in the HttpOnly, Secure, SameSite=Strict cookie sdf_refresh sent only to /v1/auth/session/*, rotates on every call (a reused one ends every session of its user, as with the JSON variant), and never reaches the page's script. Right after a sign-in the page sends the refresh token once in the body, which moves it into the cookie. Every call must carry the X-SDF-Session header and, where the browser sends them, an Origin and Sec-Fetch-Site of this origin: the cookie alone is refused (400 without the header, 403 from another origin). POST /v1/auth/logout clears the cookie.
+         */
+        post: operations["AuthController_sessionRefresh"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/auth/totp/setup": {
         parameters: {
             query?: never;
@@ -2737,6 +2757,30 @@ export interface components {
         RefreshDto: {
             /** @example Zq8mT3vX1bN6cR0pL4sW9yK2hF7dJ5gA3uE8iO1tQwM */
             refresh_token: string;
+        };
+        SessionRefreshDto: {
+            /**
+             * @description Only on the first call after a sign-in, to move the refresh token into the cookie; afterwards the cookie alone
+             * @example Zq8mT3vX1bN6cR0pL4sW9yK2hF7dJ5gA3uE8iO1tQwM
+             */
+            refresh_token?: string;
+        };
+        SessionTokenDto: {
+            /**
+             * @description HS256 tenant JWT, as from /v1/auth/login
+             * @example eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ0ZW5hbnRfaWQiOiI3ZDFlNWMyYSJ9.c2lnbmF0dXJl
+             */
+            access_token: string;
+            /**
+             * @description Seconds the access token lives
+             * @example 900
+             */
+            expires_in: number;
+            /**
+             * @example Bearer
+             * @enum {string}
+             */
+            token_type: "Bearer";
         };
         TotpSetupDto: {
             /**
@@ -7713,6 +7757,79 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    AuthController_sessionRefresh: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Any non-empty value; shows the call comes from a page of this origin */
+                "X-SDF-Session": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SessionRefreshDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionTokenDto"];
+                };
+            };
+            /** @description No session cookie and no refresh token: not signed in (a page loads this way) */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /**
+             * @description No X-SDF-Session header
+             *
+             *     refresh_token is not a string
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description An invalid, expired or revoked refresh token; the cookie is cleared */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Called from a page of another origin (Origin or Sec-Fetch-Site) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is over JSON_BODY_LIMIT_BYTES (1 MiB by default) */
+            413: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {

@@ -64,7 +64,7 @@ function AccountSignIn() {
         return;
       }
       if (answer) {
-        signInWithTokens(answer);
+        await signInWithTokens(answer);
         done();
       }
     });
@@ -78,7 +78,7 @@ function AccountSignIn() {
         api.POST('/v1/auth/totp/validate', { body: { session_token: ticket!, code: code.trim() } }),
       );
       if (tokens) {
-        signInWithTokens(tokens);
+        await signInWithTokens(tokens);
         done();
       }
     });
@@ -262,9 +262,10 @@ export function SignInPage() {
 
 /** Pages that need a caller: without one, a way to sign in that comes back here. */
 export function RequireSignIn({ children }: { children: ReactNode }) {
-  const { signedIn } = useSession();
+  const { signedIn, restoring } = useSession();
   const [location] = useLocation();
   if (signedIn) return <>{children}</>;
+  if (restoring) return <p role="status">Checking your session…</p>;
   return (
     <section className="narrow">
       <h1 tabIndex={-1}>Sign in to continue</h1>
