@@ -21,6 +21,7 @@ import { MasterKeyChecks1795591524793 } from './1795591524793-master-key-checks.
 import { ValidationError1795592151181 } from './1795592151181-validation-error.js';
 import { TotpLock1795592522872 } from './1795592522872-totp-lock.js';
 import { ConnectorPrivateTargets1795593221144 } from './1795593221144-connector-private-targets.js';
+import { PasswordResetTokens1795600000000 } from './1795600000000-password-reset-tokens.js';
 
 /** Every migration, in order. Listed explicitly: glob loading does not work for TypeScript sources under vitest. */
 export const migrations = [
@@ -47,4 +48,5 @@ export const migrations = [
   ValidationError1795592151181,
   TotpLock1795592522872,
   ConnectorPrivateTargets1795593221144,
+  PasswordResetTokens1795600000000,
 ];

@@ -268,4 +268,60 @@ describe('the managed deployment in the web front end: mailed links, account sig
     await t.http().post(session).set('Cookie', cookie).set('X-SDF-Session', '1').expect(401);
     await t.http().post('/v1/auth/refresh').send({ refresh_token: other.refresh_token }).expect(401);
   });
+
+  it('forgot password: the same answer for any address, a mailed link to a page, a new password that ends every session', async () => {
+    const owner = await registerVerified(t, smtp);
+    const before = await login(t, owner.email);
+    // The answer never tells whether the address exists.
+    const known = await t.http().post('/v1/auth/password/forgot').send({ email: owner.email }).expect(202);
+    const unknown = await t
+      .http()
+      .post('/v1/auth/password/forgot')
+      .send({ email: uniqueEmail('nobody') })
+      .expect(202);
+    expect(known.body).toEqual(unknown.body);
+    const NEW_PASSWORD = 'a brand new passphrase 77';
+    const probe = await openProbe(browser, { width: 375 });
+    try {
+      const { page } = probe;
+      await page.goto(`${base}/app/sign-in`);
+      await page.getByRole('link', { name: 'Forgot your password?' }).click();
+      await page.getByLabel('Email address').fill(owner.email);
+      await page.getByRole('button', { name: 'Send the link' }).click();
+      await page.getByTestId('reset-sent').waitFor();
+      expect(await accessibilityProblems(page)).toEqual([]);
+      // One mail for the two requests: at most one a minute per address.
+      const mail = await mailTo(smtp, owner.email, 2);
+      expect(mail.subject).toMatch(/new password/i);
+      const link = linkOf(mail, base);
+      expect(link.path).toBe('/app/reset-password');
+      await page.goto(link.url);
+      await page.getByLabel('Password').waitFor();
+      expect(page.url()).toBe(`${base}/app/reset-password`);
+      await page.getByLabel('Password').fill(NEW_PASSWORD);
+      await page.getByRole('button', { name: 'Set the new password' }).click();
+      await page.getByTestId('reset-done').waitFor();
+      expect(smtp.mails.filter((m) => m.to === owner.email.toLowerCase())).toHaveLength(2);
+      expect(await accessibilityProblems(page)).toEqual([]);
+      await screenshot(page, 'portal-reset-password');
+      expect(probe.problems).toEqual([]);
+      // The link works once.
+      await page.goto(link.url);
+      await page.getByLabel('Password').fill(NEW_PASSWORD);
+      await page.getByRole('button', { name: 'Set the new password' }).click();
+      await page.getByTestId('reset-spent').waitFor();
+    } finally {
+      await probe.close();
+    }
+    // Every session that existed before is gone, the new password signs in, the old one does not.
+    await t.http().get('/v1/account/profile').set(bearer(before)).expect(401);
+    await t.http().post('/v1/auth/refresh').send({ refresh_token: before.refresh_token }).expect(401);
+    await login(t, owner.email, NEW_PASSWORD);
+    await t.http().post('/v1/auth/login').send({ email: owner.email, password: PASSWORD }).expect(401);
+    const audit = (await t.ds.query(
+      `SELECT action FROM audit_log WHERE tenant_id = $1 AND action LIKE $2 ORDER BY created_at`,
+      [owner.tenantId, 'account.password_reset%'],
+    )) as { action: string }[];
+    expect(audit.map((r) => r.action)).toEqual(['account.password_reset_requested', 'account.password_reset']);
+  });
 });

@@ -13,13 +13,16 @@ import type { LoginDto, RegisterDto, RegisteredDto } from './dto/auth.dto.js';
 import { User } from './entities/user.entity.js';
 import { LoginThrottle } from './login-throttle.js';
 import { LoginTickets } from './login-tickets.js';
-import { verificationMail } from './mails.js';
+import { passwordResetMail, verificationMail } from './mails.js';
 import { hashPassword, passwordProblems, verifyAgainstDummy, verifyPassword } from './passwords.js';
 import { normalizeEmail } from './secrets.js';
 import { SessionsService, type ClientInfo, type TokenPair } from './sessions.service.js';
 
 const VERIFICATION_TTL_MS = 24 * 60 * 60 * 1000;
 const RESEND_INTERVAL_SECONDS = 60;
+/** A password-reset link lives half an hour; one is mailed at most every minute per address. */
+const RESET_TTL_MS = 30 * 60 * 1000;
+const RESET_INTERVAL_SECONDS = 60;
 
 export type LoginResult = TokenPair | { totp_required: true; session_token: string };
 
@@ -158,6 +161,67 @@ export class AuthFlowsService {
       return raw;
     });
     await this.mail.enqueue(verificationMail(tenantId, user.email, this.mail.link('app/verify-email', token)));
+  }
+
+  /**
+   * Forgot password: mails a single-use link (30 minutes) when the address belongs to an account with a
+   * password, at most one a minute per address. The caller always gets the same answer, in about the
+   * same time, so it never learns whether the address exists.
+   */
+  async forgotPassword(input: { email: string }, client: ClientInfo): Promise<void> {
+    const email = normalizeEmail(input.email);
+    const user = await this.accounts.findByEmail(email);
+    if (!user?.password_hash) return;
+    const set = await this.redis.client.set(
+      this.redis.key('reset-mail', user.id),
+      '1',
+      'EX',
+      RESET_INTERVAL_SECONDS,
+      'NX',
+    );
+    if (set !== 'OK') return;
+    const token = await this.ds.transaction(async (m) => {
+      await this.accounts.retireTokens(m, user.id, 'password_reset');
+      const raw = await this.accounts.issueToken(m, {
+        tenant_id: user.tenant_id,
+        kind: 'password_reset',
+        email: user.email,
+        user_id: user.id,
+        ttlMs: RESET_TTL_MS,
+      });
+      await this.audit.record(m, {
+        tenantId: user.tenant_id,
+        action: 'account.password_reset_requested',
+        actor: `user:${user.id}`,
+        resourceId: user.id,
+        ipAddress: client.ip,
+      });
+      return raw;
+    });
+    await this.mail.enqueue(passwordResetMail(user.tenant_id, user.email, this.mail.link('app/reset-password', token)));
+  }
+
+  /** The link's token and a new password: the password changes and every session of the user ends. */
+  async resetPassword(input: { token: string; password: string }, client: ClientInfo): Promise<void> {
+    const problems = passwordProblems(input.password);
+    if (problems.length) throw AppError.badRequest('Password does not meet the rules', problems);
+    const hash = await hashPassword(input.password);
+    const ok = await this.ds.transaction(async (m) => {
+      const used = await this.accounts.consumeToken(m, 'password_reset', input.token);
+      if (!used?.user_id) return false;
+      await m.update(User, { id: used.user_id, tenant_id: used.tenant_id }, { password_hash: hash });
+      const ended = await this.sessions.revokeAllOfUser(m, used.user_id);
+      await this.audit.record(m, {
+        tenantId: used.tenant_id,
+        action: 'account.password_reset',
+        actor: `user:${used.user_id}`,
+        resourceId: used.user_id,
+        ipAddress: client.ip,
+        metadata: { sessions_revoked: ended.length },
+      });
+      return true;
+    });
+    if (!ok) throw AppError.badRequest('Invalid, expired or used token', [{ path: '/token', message: 'not valid' }]);
   }
 
   /**

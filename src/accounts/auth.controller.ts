@@ -1,6 +1,7 @@
-import { Body, Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
+import { Body, Controller, HttpCode, Logger, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import {
+  ApiAcceptedResponse,
   ApiCreatedResponse,
   ApiExtraModels,
   ApiHeader,
@@ -20,11 +21,13 @@ import { AcceptInvitationDto } from './dto/account.dto.js';
 import { Client } from './client-info.js';
 import {
   EmailVerifiedDto,
+  ForgotPasswordDto,
   LoginDto,
   MailTokenDto,
   RefreshDto,
   RegisterDto,
   RegisteredDto,
+  ResetPasswordDto,
   SessionRefreshDto,
   SessionTokenDto,
   TokenPairDto,
@@ -72,6 +75,8 @@ const TOTP_ENABLED: ErrorCase = {
 @ApiTags('v1 auth')
 @Controller('v1/auth')
 export class AuthController {
+  private readonly logger = new Logger(AuthController.name);
+
   constructor(
     private readonly flows: AuthFlowsService,
     private readonly sessions: SessionsService,
@@ -136,6 +141,43 @@ export class AuthController {
   @JsonBodyErrors('Invalid, expired or used token', INVALID_MAIL_TOKEN)
   verifyEmail(@Body() body: MailTokenDto, @Client() client: ClientInfo): Promise<EmailVerifiedDto> {
     return this.flows.verifyEmail(body.token, client);
+  }
+
+  @Public()
+  @Post('password/forgot')
+  @HttpCode(202)
+  @ApiOperation({
+    summary: 'Forgot password: mail a link to choose a new one',
+    description:
+      'When the address belongs to an account with a password, mails it a single-use link to ' +
+      '/app/reset-password, valid for 30 minutes (at most one a minute; a newer link retires the older). ' +
+      'The answer is the same, at once, whether or not the address exists. No credentials. Audited.',
+  })
+  @ApiAcceptedResponse({ description: 'Accepted; a mail follows if the address has an account' })
+  @JsonBodyErrors('Missing email')
+  @ThrottledPerAddress('password-forgot')
+  forgotPassword(@Body() body: ForgotPasswordDto, @Client() client: ClientInfo): void {
+    // Not awaited: the answer must not take longer when the address exists.
+    void this.flows.forgotPassword(body, client).catch((error: unknown) => {
+      this.logger.error({ msg: 'password reset mail failed', error: String(error) }, 'Accounts');
+    });
+  }
+
+  @Public()
+  @Post('password/reset')
+  @HttpCode(204)
+  @ApiOperation({
+    summary: "Choose a new password with the mailed link's token; every session of the user ends",
+    description:
+      'Sets the password (the same rules as at sign-up) and signs the user out everywhere: every refresh ' +
+      'token and access token of theirs stops working. The token is good once and for 30 minutes. No ' +
+      'credentials. Audited.',
+  })
+  @ApiNoContentResponse({ description: 'The password is changed; sign in with it' })
+  @JsonBodyErrors('Invalid, expired or used token, or a password that breaks the rules', INVALID_MAIL_TOKEN)
+  @ThrottledPerAddress('password-reset')
+  resetPassword(@Body() body: ResetPasswordDto, @Client() client: ClientInfo): Promise<void> {
+    return this.flows.resetPassword(body, client);
   }
 
   @UserEndpoint()

@@ -39,3 +39,18 @@ export function invitationMail(tenantId: string, to: string, organization: strin
     },
   };
 }
+
+export function passwordResetMail(tenantId: string, to: string, link: string): EmailJobData {
+  return {
+    tenant_id: tenantId,
+    kind: 'password_reset',
+    to,
+    message: {
+      subject: 'Choose a new password for your SDF account',
+      text:
+        `Someone asked to reset the password of your SDF account. To choose a new one, open this link ` +
+        `(valid for 30 minutes, once):\n\n${link}\n\nChoosing a new password signs you out everywhere. ` +
+        `If you did not ask for this, ignore this mail: your password stays as it is.\n`,
+    },
+  };
+}

@@ -7,6 +7,8 @@ import { SchemasPage } from './documents/schemas-page.js';
 import { WebhooksPage } from './documents/webhooks-page.js';
 import { HomePage } from './home-page.js';
 import { AcceptInvitationPage } from './portal/accept-invitation-page.js';
+import { ForgotPasswordPage } from './portal/forgot-password-page.js';
+import { ResetPasswordPage } from './portal/reset-password-page.js';
 import { VerifyEmailPage } from './portal/verify-email-page.js';
 import { ReaderPage } from './reader/reader-page.js';
 import { useSession } from './session.js';
@@ -87,6 +89,8 @@ export function App() {
           <Route path="/sign-in" component={SignInPage} />
           <Route path="/verify-email" component={VerifyEmailPage} />
           <Route path="/accept-invitation" component={AcceptInvitationPage} />
+          <Route path="/forgot-password" component={ForgotPasswordPage} />
+          <Route path="/reset-password" component={ResetPasswordPage} />
           <Route path="/documents">
             <RequireSignIn>
               <DocumentsPage />

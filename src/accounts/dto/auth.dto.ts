@@ -111,6 +111,30 @@ export class SessionTokenDto {
   @ApiProperty({ enum: ['Bearer'], example: 'Bearer' }) token_type: 'Bearer';
 }
 
+export class ForgotPasswordDto {
+  @ApiProperty({ example: 'owner@acme.example' })
+  @IsString()
+  @MinLength(1)
+  @MaxLength(320)
+  email: string;
+}
+
+export class ResetPasswordDto {
+  @ApiProperty({ description: 'The token from the link in the mail', example: EX.opaqueToken })
+  @IsString()
+  @MinLength(1)
+  @MaxLength(200)
+  token: string;
+
+  @ApiProperty({
+    description: '10 to 256 characters, not a common password',
+    example: 'plaid lantern orbit seventy',
+  })
+  @IsString()
+  @MaxLength(1024)
+  password: string;
+}
+
 export class MailTokenDto {
   @ApiProperty({ description: 'The token from the link in the mail', example: EX.opaqueToken })
   @IsString()

@@ -1,6 +1,6 @@
 import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeorm';
 
-export type AccountTokenKind = 'email_verification' | 'invitation';
+export type AccountTokenKind = 'email_verification' | 'invitation' | 'password_reset';
 
 /** Single-use tokens sent by mail (email verification, invitations); only their SHA-256 is stored. */
 @Entity({ name: 'account_tokens' })

@@ -977,6 +977,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/auth/password/forgot": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Forgot password: mail a link to choose a new one
+         * @description When the address belongs to an account with a password, mails it a single-use link to /app/reset-password, valid for 30 minutes (at most one a minute; a newer link retires the older). The answer is the same, at once, whether or not the address exists. No credentials. Audited.
+         */
+        post: operations["AuthController_forgotPassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/password/reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Choose a new password with the mailed link's token; every session of the user ends
+         * @description Sets the password (the same rules as at sign-up) and signs the user out everywhere: every refresh token and access token of theirs stops working. The token is good once and for 30 minutes. No credentials. Audited.
+         */
+        post: operations["AuthController_resetPassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/auth/verify-email/resend": {
         parameters: {
             query?: never;
@@ -2713,6 +2753,22 @@ export interface components {
              * @enum {boolean}
              */
             email_verified: true;
+        };
+        ForgotPasswordDto: {
+            /** @example owner@acme.example */
+            email: string;
+        };
+        ResetPasswordDto: {
+            /**
+             * @description The token from the link in the mail
+             * @example Zq8mT3vX1bN6cR0pL4sW9yK2hF7dJ5gA3uE8iO1tQwM
+             */
+            token: string;
+            /**
+             * @description 10 to 256 characters, not a common password
+             * @example plaid lantern orbit seventy
+             */
+            password: string;
         };
         TokenPairDto: {
             /**
@@ -7515,6 +7571,106 @@ export interface operations {
             /** @description The body is over JSON_BODY_LIMIT_BYTES (1 MiB by default) */
             413: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    AuthController_forgotPassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ForgotPasswordDto"];
+            };
+        };
+        responses: {
+            /** @description Accepted; a mail follows if the address has an account */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing email */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is over JSON_BODY_LIMIT_BYTES (1 MiB by default) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Too many requests (Retry-After): from this client address on this route, or for the account */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    AuthController_resetPassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ResetPasswordDto"];
+            };
+        };
+        responses: {
+            /** @description The password is changed; sign in with it */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid, expired or used token, or a password that breaks the rules */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is over JSON_BODY_LIMIT_BYTES (1 MiB by default) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Too many requests (Retry-After): from this client address on this route, or for the account */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -139,6 +139,9 @@ function AccountSignIn() {
       <button type="submit" disabled={busy}>
         {busy ? 'Signing in…' : 'Sign in'}
       </button>
+      <p>
+        <Link href="/forgot-password">Forgot your password?</Link>
+      </p>
     </form>
   );
 }

@@ -1,9 +1,7 @@
 import { useRef, useState, type FormEvent } from 'react';
 import { ApiProblem, api, unwrap, type Schemas } from '../api/client.js';
+import { MIN_PASSWORD_LENGTH, NewPasswordField } from './password-field.js';
 import { takeLinkToken } from './token-link.js';
-
-/** What the service asks of a password (the register and accept-invitation DTOs' length rule). */
-const MIN_LENGTH = 10;
 
 /** The page the invitation mail links to: the invitee chooses a password and joins the organisation. */
 export function AcceptInvitationPage() {
@@ -17,8 +15,8 @@ export function AcceptInvitationPage() {
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
-    if (password.length < MIN_LENGTH) {
-      setError({ field: 'password', text: `Use at least ${MIN_LENGTH} characters.` });
+    if (password.length < MIN_PASSWORD_LENGTH) {
+      setError({ field: 'password', text: `Use at least ${MIN_PASSWORD_LENGTH} characters.` });
       return;
     }
     setBusy(true);
@@ -69,40 +67,16 @@ export function AcceptInvitationPage() {
       </section>
     );
   }
-  const rules = [{ met: password.length >= MIN_LENGTH, text: `At least ${MIN_LENGTH} characters` }];
   return (
     <section className="narrow">
       <h1 tabIndex={-1}>Join an organisation</h1>
       <p className="lead">You were invited to an organisation on this service. Choose a password to accept.</p>
       <form className="panel-box" onSubmit={submit} noValidate>
-        <div className="field">
-          <label htmlFor="new-password">Password</label>
-          <input
-            id="new-password"
-            type="password"
-            autoComplete="new-password"
-            value={password}
-            onChange={(e) => setPassword(e.target.value)}
-            aria-describedby={error?.field === 'password' ? 'password-rules password-error' : 'password-rules'}
-            aria-invalid={error?.field === 'password' || undefined}
-          />
-          <ul className="rules" id="password-rules" aria-live="polite">
-            {rules.map((rule) => (
-              <li key={rule.text} className={rule.met ? 'rule-met' : undefined}>
-                <span aria-hidden="true">{rule.met ? '✓' : '•'}</span> {rule.text}
-                <span className="visually-hidden">{rule.met ? ' (met)' : ' (not yet)'}</span>
-              </li>
-            ))}
-            <li>
-              <span aria-hidden="true">•</span> Not a common or easily guessed password
-            </li>
-          </ul>
-          {error?.field === 'password' && (
-            <p className="field-error" id="password-error" role="alert">
-              {error.text}
-            </p>
-          )}
-        </div>
+        <NewPasswordField
+          value={password}
+          onChange={setPassword}
+          error={error?.field === 'password' ? error.text : null}
+        />
         {error && error.field !== 'password' && (
           <p className="notice error" role="alert">
             {error.text}
