@@ -324,4 +324,46 @@ describe('the managed deployment in the web front end: mailed links, account sig
     )) as { action: string }[];
     expect(audit.map((r) => r.action)).toEqual(['account.password_reset_requested', 'account.password_reset']);
   });
+
+  it('API keys: created with a name, the raw key shown once and usable at once, revoked after a confirmation', async () => {
+    const owner = await registerVerified(t, smtp);
+    const tokens = await login(t, owner.email);
+    const fragment = new URLSearchParams({
+      access_token: tokens.access_token,
+      refresh_token: tokens.refresh_token,
+      expires_in: String(tokens.expires_in),
+    }).toString();
+    const probe = await openProbe(browser);
+    try {
+      const { page } = probe;
+      await page.goto(`${base}/app/#${fragment}`);
+      await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'API keys' }).click();
+      await page.getByText('No API keys yet.').waitFor();
+      expect(await accessibilityProblems(page)).toEqual([]);
+      await page.getByRole('button', { name: 'Create key' }).click();
+      await page.locator('#key-name-error').waitFor();
+      await page.getByLabel('Name').fill('ERP integration');
+      await page.getByRole('button', { name: 'Create key' }).click();
+      const raw = (await page.getByTestId('raw-key').textContent())!.trim();
+      expect(raw).toMatch(/^sdf_k/);
+      expect(await accessibilityProblems(page)).toEqual([]);
+      await screenshot(page, 'portal-api-keys');
+      // The key works from a program at once.
+      expect((await fetch(`${base}/tenant`, { headers: { 'X-API-Key': raw } })).status).toBe(200);
+      await page.getByRole('button', { name: 'I have stored it' }).click();
+      expect(await page.getByTestId('raw-key').count()).toBe(0);
+      // The list shows its prefix, never the key.
+      expect(await page.getByTestId('key-row').textContent()).not.toContain(raw);
+      await page.getByRole('button', { name: /^Revoke/ }).click();
+      const dialog = page.getByRole('dialog');
+      await dialog.waitFor();
+      expect(await accessibilityProblems(page)).toEqual([]);
+      await dialog.getByRole('button', { name: 'Revoke the key' }).click();
+      await expect.poll(() => page.getByTestId('key-row').textContent()).toContain('revoked');
+      expect((await fetch(`${base}/tenant`, { headers: { 'X-API-Key': raw } })).status).toBe(401);
+      expect(probe.problems.filter((p) => !p.includes('status of 400'))).toEqual([]);
+    } finally {
+      await probe.close();
+    }
+  });
 });

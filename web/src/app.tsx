@@ -7,6 +7,7 @@ import { SchemasPage } from './documents/schemas-page.js';
 import { WebhooksPage } from './documents/webhooks-page.js';
 import { HomePage } from './home-page.js';
 import { AcceptInvitationPage } from './portal/accept-invitation-page.js';
+import { ApiKeysPage } from './portal/api-keys-page.js';
 import { ForgotPasswordPage } from './portal/forgot-password-page.js';
 import { ResetPasswordPage } from './portal/reset-password-page.js';
 import { VerifyEmailPage } from './portal/verify-email-page.js';
@@ -38,7 +39,7 @@ function useFocusOnNavigate() {
 
 /** The shell every page shares: a skip link, the header with navigation, the page, a footer. */
 export function App() {
-  const { signedIn, signOut } = useSession();
+  const { signedIn, signOut, credential } = useSession();
   useFocusOnNavigate();
   return (
     <>
@@ -68,6 +69,11 @@ export function App() {
                 <li>
                   <NavLink href="/webhooks">Webhooks</NavLink>
                 </li>
+                {credential?.kind === 'account' && (
+                  <li>
+                    <NavLink href="/api-keys">API keys</NavLink>
+                  </li>
+                )}
               </>
             )}
           </ul>
@@ -106,6 +112,11 @@ export function App() {
           <Route path="/schemas">
             <RequireSignIn>
               <SchemasPage />
+            </RequireSignIn>
+          </Route>
+          <Route path="/api-keys">
+            <RequireSignIn>
+              <ApiKeysPage />
             </RequireSignIn>
           </Route>
           <Route path="/webhooks">
