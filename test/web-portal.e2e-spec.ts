@@ -366,4 +366,57 @@ describe('the managed deployment in the web front end: mailed links, account sig
       await probe.close();
     }
   });
+
+  it('team: invite by mail, accepted in a second browser, the new member shown, their role changed, then removed', async () => {
+    const owner = await registerVerified(t, smtp);
+    const tokens = await login(t, owner.email);
+    const fragment = new URLSearchParams({
+      access_token: tokens.access_token,
+      refresh_token: tokens.refresh_token,
+      expires_in: String(tokens.expires_in),
+    }).toString();
+    const ownerApi = await login(t, owner.email);
+    const email = uniqueEmail('colleague');
+    const probe = await openProbe(browser);
+    const invitee = await openProbe(browser, { width: 375 });
+    try {
+      const { page } = probe;
+      await page.goto(`${base}/app/#${fragment}`);
+      await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Team' }).click();
+      await page.locator(`[data-testid="member-row"][data-email="${owner.email}"]`).waitFor();
+      await page.getByText('No invitations waiting.').waitFor();
+      expect(await accessibilityProblems(page)).toEqual([]);
+      await page.getByLabel('Email address').fill(email);
+      await page.getByRole('button', { name: 'Send invitation' }).click();
+      await page.getByTestId('invitation-row').filter({ hasText: email }).waitFor();
+      expect(await accessibilityProblems(page)).toEqual([]);
+
+      // The invitee accepts from the mail, in a browser of their own.
+      const link = linkOf(await mailTo(smtp, email), base);
+      await invitee.page.goto(link.url);
+      await invitee.page.getByLabel('Password').fill(PASSWORD);
+      await invitee.page.getByRole('button', { name: 'Accept the invitation' }).click();
+      await invitee.page.getByTestId('joined').waitFor();
+
+      await page.reload();
+      const row = page.locator(`[data-testid="member-row"][data-email="${email}"]`);
+      await row.waitFor();
+      await screenshot(page, 'portal-team');
+      await row.getByLabel(`Role of ${email}`).selectOption('admin');
+      await expect
+        .poll(async () => {
+          // A session of the test's own: the page's renewal retired the session its tokens came from.
+          const team = await t.http().get('/v1/account/team').set(bearer(ownerApi)).expect(200);
+          return (team.body.members as { email: string; role: string }[]).find((m) => m.email === email)?.role;
+        })
+        .toBe('admin');
+      page.once('dialog', (dialog) => void dialog.accept());
+      await row.getByRole('button', { name: /^Remove/ }).click();
+      await expect.poll(() => row.count()).toBe(0);
+      expect(probe.problems).toEqual([]);
+    } finally {
+      await probe.close();
+      await invitee.close();
+    }
+  });
 });

@@ -8,6 +8,7 @@ import { WebhooksPage } from './documents/webhooks-page.js';
 import { HomePage } from './home-page.js';
 import { AcceptInvitationPage } from './portal/accept-invitation-page.js';
 import { ApiKeysPage } from './portal/api-keys-page.js';
+import { TeamPage } from './portal/team-page.js';
 import { ForgotPasswordPage } from './portal/forgot-password-page.js';
 import { ResetPasswordPage } from './portal/reset-password-page.js';
 import { VerifyEmailPage } from './portal/verify-email-page.js';
@@ -70,9 +71,14 @@ export function App() {
                   <NavLink href="/webhooks">Webhooks</NavLink>
                 </li>
                 {credential?.kind === 'account' && (
-                  <li>
-                    <NavLink href="/api-keys">API keys</NavLink>
-                  </li>
+                  <>
+                    <li>
+                      <NavLink href="/api-keys">API keys</NavLink>
+                    </li>
+                    <li>
+                      <NavLink href="/team">Team</NavLink>
+                    </li>
+                  </>
                 )}
               </>
             )}
@@ -117,6 +123,11 @@ export function App() {
           <Route path="/api-keys">
             <RequireSignIn>
               <ApiKeysPage />
+            </RequireSignIn>
+          </Route>
+          <Route path="/team">
+            <RequireSignIn>
+              <TeamPage />
             </RequireSignIn>
           </Route>
           <Route path="/webhooks">

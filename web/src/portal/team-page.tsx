@@ -1,0 +1,192 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState, type FormEvent } from 'react';
+import { ApiProblem, api, unwrap, type Schemas } from '../api/client.js';
+import { ProblemNotice } from '../documents/status.js';
+import { formatDateTime } from '../format.js';
+
+type Role = Schemas['MemberDto']['role'];
+type InviteRole = Schemas['CreateInvitationDto']['role'];
+
+/** The signed-in account's own record (its role decides what the pages offer). */
+export function useProfile() {
+  return useQuery({ queryKey: ['profile'], queryFn: () => unwrap(api.GET('/v1/account/profile')), staleTime: 30_000 });
+}
+
+/** Members and roles, invitations by mail; owners and admins manage them (the API enforces it too). */
+export function TeamPage() {
+  const queryClient = useQueryClient();
+  const me = useProfile();
+  const team = useQuery({ queryKey: ['team'], queryFn: () => unwrap(api.GET('/v1/account/team')) });
+  const [email, setEmail] = useState('');
+  const [role, setRole] = useState<InviteRole>('member');
+  const [formError, setFormError] = useState<{ field: string | null; text: string } | null>(null);
+  const [notice, setNotice] = useState<string | null>(null);
+  const refresh = () => void queryClient.invalidateQueries({ queryKey: ['team'] });
+
+  const invite = useMutation({
+    mutationFn: () => unwrap(api.POST('/v1/account/team/invitations', { body: { email: email.trim(), role } })),
+    onSuccess: () => {
+      setNotice(`Invitation sent to ${email.trim()}.`);
+      setEmail('');
+      setFormError(null);
+      refresh();
+    },
+    onError: (e) => setFormError({ field: e instanceof ApiProblem ? e.field : null, text: e.message }),
+  });
+  const changeRole = useMutation({
+    mutationFn: (input: { id: string; role: InviteRole }) =>
+      unwrap(
+        api.PATCH('/v1/account/team/{userId}', { params: { path: { userId: input.id } }, body: { role: input.role } }),
+      ),
+    onSuccess: refresh,
+  });
+  const remove = useMutation({
+    mutationFn: (id: string) => unwrap(api.DELETE('/v1/account/team/{userId}', { params: { path: { userId: id } } })),
+    onSuccess: refresh,
+  });
+  const resend = useMutation({
+    mutationFn: (id: string) =>
+      unwrap(
+        api.POST('/v1/account/team/invitations/{invitationId}/resend', { params: { path: { invitationId: id } } }),
+      ),
+    onSuccess: (sent) => {
+      setNotice(`Invitation sent again to ${sent?.email ?? 'the address'}.`);
+      refresh();
+    },
+  });
+  const cancel = useMutation({
+    mutationFn: (id: string) =>
+      unwrap(api.DELETE('/v1/account/team/invitations/{invitationId}', { params: { path: { invitationId: id } } })),
+    onSuccess: refresh,
+  });
+
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    if (!email.trim()) return setFormError({ field: 'email', text: 'Enter the address to invite.' });
+    invite.mutate();
+  };
+  const myRole: Role | undefined = me.data?.role;
+  const manages = myRole === 'owner' || myRole === 'admin';
+  if (me.data && !manages) {
+    return (
+      <section>
+        <h1 tabIndex={-1}>Team</h1>
+        <p className="notice">Only the organisation&apos;s owner and admins manage the team.</p>
+      </section>
+    );
+  }
+  const members = team.data?.members ?? [];
+  const invitations = team.data?.invitations ?? [];
+  return (
+    <section>
+      <h1 tabIndex={-1}>Team</h1>
+      <form className="panel-box" onSubmit={submit} noValidate aria-labelledby="invite-heading">
+        <h2 id="invite-heading">Invite someone</h2>
+        <div className="inline-form">
+          <div className="field">
+            <label htmlFor="invite-email">Email address</label>
+            <input
+              id="invite-email"
+              type="email"
+              value={email}
+              onChange={(e) => setEmail(e.target.value)}
+              aria-invalid={formError?.field === 'email' || undefined}
+              aria-describedby={formError?.field === 'email' ? 'invite-email-error' : undefined}
+            />
+          </div>
+          <div className="field">
+            <label htmlFor="invite-role">Role</label>
+            <select id="invite-role" value={role} onChange={(e) => setRole(e.target.value as InviteRole)}>
+              <option value="member">Member</option>
+              <option value="admin">Admin</option>
+            </select>
+          </div>
+        </div>
+        {formError && (
+          <p className="field-error" id="invite-email-error" role="alert">
+            {formError.text}
+          </p>
+        )}
+        <button type="submit" disabled={invite.isPending}>
+          {invite.isPending ? 'Sending…' : 'Send invitation'}
+        </button>
+      </form>
+      {notice && (
+        <p className="notice ok" role="status">
+          {notice}
+        </p>
+      )}
+      <ProblemNotice error={team.error ?? changeRole.error ?? remove.error ?? resend.error ?? cancel.error} />
+      <h2>Members</h2>
+      <div className="table-scroll">
+        <table>
+          <caption className="visually-hidden">Members and their roles</caption>
+          <thead>
+            <tr>
+              <th scope="col">Email</th>
+              <th scope="col">Role</th>
+              <th scope="col">
+                <span className="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {members.map((member) => (
+              <tr key={member.id} data-testid="member-row" data-email={member.email}>
+                <td className="wrap">{member.email}</td>
+                <td>
+                  {member.role === 'owner' || member.id === me.data?.id ? (
+                    member.role
+                  ) : (
+                    <select
+                      aria-label={`Role of ${member.email}`}
+                      value={member.role}
+                      onChange={(e) => changeRole.mutate({ id: member.id, role: e.target.value as InviteRole })}
+                    >
+                      <option value="member">member</option>
+                      <option value="admin">admin</option>
+                    </select>
+                  )}
+                </td>
+                <td>
+                  {member.role !== 'owner' && member.id !== me.data?.id && (
+                    <button
+                      type="button"
+                      className="danger"
+                      onClick={() => {
+                        if (window.confirm(`Remove ${member.email} from the organisation?`)) remove.mutate(member.id);
+                      }}
+                    >
+                      Remove<span className="visually-hidden"> {member.email}</span>
+                    </button>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <h2>Pending invitations</h2>
+      {invitations.length === 0 ? (
+        <div className="empty">
+          <p>No invitations waiting.</p>
+        </div>
+      ) : (
+        <ul className="files">
+          {invitations.map((invitation) => (
+            <li key={invitation.id} data-testid="invitation-row">
+              <span className="wrap">{invitation.email}</span> <span className="muted">{invitation.role}</span>
+              <span className="muted">until {formatDateTime(invitation.expires_at)}</span>
+              <button type="button" className="secondary" onClick={() => resend.mutate(invitation.id)}>
+                Resend<span className="visually-hidden"> to {invitation.email}</span>
+              </button>
+              <button type="button" className="danger" onClick={() => cancel.mutate(invitation.id)}>
+                Cancel<span className="visually-hidden"> the invitation of {invitation.email}</span>
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}
