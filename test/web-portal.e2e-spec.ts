@@ -1,5 +1,8 @@
+import { readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from './helpers/app.js';
@@ -417,6 +420,73 @@ describe('the managed deployment in the web front end: mailed links, account sig
     } finally {
       await probe.close();
       await invitee.close();
+    }
+  });
+
+  it('security: TOTP set up from a QR code drawn in the page, recovery codes shown once and downloaded, turned off with one; the password changed', async () => {
+    const owner = await registerVerified(t, smtp);
+    const tokens = await login(t, owner.email);
+    const fragment = new URLSearchParams({
+      access_token: tokens.access_token,
+      refresh_token: tokens.refresh_token,
+      expires_in: String(tokens.expires_in),
+    }).toString();
+    const probe = await openProbe(browser, { width: 375 });
+    try {
+      const { page } = probe;
+      await page.goto(`${base}/app/#${fragment}`);
+      await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Security' }).click();
+      await page.getByText('Two-step sign-in is off.').waitFor();
+      expect(await accessibilityProblems(page)).toEqual([]);
+      await page.getByRole('button', { name: 'Set up two-step sign-in' }).click();
+      await page.getByRole('img', { name: /QR code/ }).waitFor();
+      await page.getByText('Cannot scan? Enter the key by hand').click();
+      const secret = (await page.getByTestId('totp-secret').textContent())!.trim();
+      // The QR code is drawn: the canvas holds dark modules.
+      const dark = await page.evaluate(`(() => {
+        const c = document.querySelector('canvas[role="img"]');
+        const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+        let n = 0;
+        for (let i = 0; i < d.length; i += 4) if (d[i] < 100) n++;
+        return n;
+      })()`);
+      expect(dark).toBeGreaterThan(1000);
+      expect(await accessibilityProblems(page)).toEqual([]);
+      await page.getByLabel('Code', { exact: true }).fill(await totpCode(secret));
+      await page.getByRole('button', { name: 'Turn on two-step sign-in' }).click();
+      const shown = page.getByTestId('recovery-codes');
+      await shown.waitFor();
+      const codes = (await shown.locator('li').allTextContents()).map((c) => c.trim());
+      expect(codes).toHaveLength(10);
+      await screenshot(page, 'portal-security');
+      const [file] = await Promise.all([
+        page.waitForEvent('download'),
+        shown.getByRole('button', { name: 'Download' }).click(),
+      ]);
+      const saved = join(tmpdir(), `recovery-${Date.now()}.txt`);
+      await file.saveAs(saved);
+      expect(readFileSync(saved, 'utf8').trim().split('\n')).toEqual(codes);
+      rmSync(saved);
+      await shown.getByRole('button', { name: 'I have stored them' }).click();
+      await page.getByText('Two-step sign-in is on.').waitFor();
+      // Off again with a recovery code.
+      await page.getByLabel('Code', { exact: true }).fill(codes[0]!);
+      await page.getByRole('button', { name: 'Turn off two-step sign-in' }).click();
+      await page.getByText('Two-step sign-in is off.').waitFor();
+
+      // The password: a wrong current one is named as such; the right one changes it.
+      await page.getByLabel('Current password').fill('not my password at all');
+      await page.locator('#new-password').fill('another long passphrase 5');
+      await page.getByRole('button', { name: 'Change password' }).click();
+      await page.locator('#current-password-error').waitFor();
+      expect(await accessibilityProblems(page)).toEqual([]);
+      await page.getByLabel('Current password').fill(PASSWORD);
+      await page.getByRole('button', { name: 'Change password' }).click();
+      await page.getByTestId('password-changed').waitFor();
+      await login(t, owner.email, 'another long passphrase 5');
+      expect(probe.problems.filter((p) => !p.includes('status of 400'))).toEqual([]);
+    } finally {
+      await probe.close();
     }
   });
 });

@@ -8,6 +8,7 @@ import { WebhooksPage } from './documents/webhooks-page.js';
 import { HomePage } from './home-page.js';
 import { AcceptInvitationPage } from './portal/accept-invitation-page.js';
 import { ApiKeysPage } from './portal/api-keys-page.js';
+import { SecurityPage } from './portal/security-page.js';
 import { TeamPage } from './portal/team-page.js';
 import { ForgotPasswordPage } from './portal/forgot-password-page.js';
 import { ResetPasswordPage } from './portal/reset-password-page.js';
@@ -78,6 +79,9 @@ export function App() {
                     <li>
                       <NavLink href="/team">Team</NavLink>
                     </li>
+                    <li>
+                      <NavLink href="/security">Security</NavLink>
+                    </li>
                   </>
                 )}
               </>
@@ -123,6 +127,11 @@ export function App() {
           <Route path="/api-keys">
             <RequireSignIn>
               <ApiKeysPage />
+            </RequireSignIn>
+          </Route>
+          <Route path="/security">
+            <RequireSignIn>
+              <SecurityPage />
             </RequireSignIn>
           </Route>
           <Route path="/team">

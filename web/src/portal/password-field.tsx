@@ -5,15 +5,17 @@ export function NewPasswordField({
   value,
   onChange,
   error,
+  label = 'Password',
 }: {
   value: string;
   onChange: (value: string) => void;
   error: string | null;
+  label?: string;
 }) {
   const met = value.length >= MIN_PASSWORD_LENGTH;
   return (
     <div className="field">
-      <label htmlFor="new-password">Password</label>
+      <label htmlFor="new-password">{label}</label>
       <input
         id="new-password"
         type="password"
