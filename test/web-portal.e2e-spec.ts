@@ -489,4 +489,52 @@ describe('the managed deployment in the web front end: mailed links, account sig
       await probe.close();
     }
   });
+
+  it('usage and audit log: the period against the plan, the log filtered by action and downloaded as CSV', async () => {
+    const owner = await registerVerified(t, smtp);
+    for (let i = 0; i < 3; i++) await login(t, owner.email);
+    const tokens = await login(t, owner.email);
+    const fragment = new URLSearchParams({
+      access_token: tokens.access_token,
+      refresh_token: tokens.refresh_token,
+      expires_in: String(tokens.expires_in),
+    }).toString();
+    const probe = await openProbe(browser);
+    try {
+      const { page } = probe;
+      await page.goto(`${base}/app/#${fragment}`);
+      const nav = page.getByRole('navigation', { name: 'Main' });
+      await nav.getByRole('link', { name: 'Usage' }).click();
+      await page.getByTestId('plan-name').waitFor();
+      expect(await page.getByTestId('meter').count()).toBe(3);
+      expect(await accessibilityProblems(page)).toEqual([]);
+      await screenshot(page, 'portal-usage');
+
+      await nav.getByRole('link', { name: 'Audit log' }).click();
+      await page.getByTestId('audit-row').first().waitFor();
+      await page.getByLabel('Action').fill('login');
+      await page.getByRole('button', { name: 'Apply filters' }).click();
+      const rows = page.getByTestId('audit-row');
+      await expect
+        .poll(async () => new Set(await rows.evaluateAll((r) => r.map((e) => e.getAttribute('data-action')))))
+        .toEqual(new Set(['login']));
+      expect(await rows.count()).toBe(4);
+      expect(await accessibilityProblems(page)).toEqual([]);
+      await screenshot(page, 'portal-audit');
+      const [file] = await Promise.all([
+        page.waitForEvent('download'),
+        page.getByRole('button', { name: 'Download CSV' }).click(),
+      ]);
+      const saved = join(tmpdir(), `audit-${Date.now()}.csv`);
+      await file.saveAs(saved);
+      const lines = readFileSync(saved, 'utf8').trim().split('\r\n');
+      rmSync(saved);
+      expect(lines[0]).toBe('created_at,action,actor,resource_id,ip_address,metadata');
+      expect(lines).toHaveLength(5);
+      expect(lines.slice(1).every((line) => line.includes('"login"'))).toBe(true);
+      expect(probe.problems).toEqual([]);
+    } finally {
+      await probe.close();
+    }
+  });
 });

@@ -8,7 +8,9 @@ import { WebhooksPage } from './documents/webhooks-page.js';
 import { HomePage } from './home-page.js';
 import { AcceptInvitationPage } from './portal/accept-invitation-page.js';
 import { ApiKeysPage } from './portal/api-keys-page.js';
+import { AuditPage } from './portal/audit-page.js';
 import { SecurityPage } from './portal/security-page.js';
+import { UsagePage } from './portal/usage-page.js';
 import { TeamPage } from './portal/team-page.js';
 import { ForgotPasswordPage } from './portal/forgot-password-page.js';
 import { ResetPasswordPage } from './portal/reset-password-page.js';
@@ -80,6 +82,12 @@ export function App() {
                       <NavLink href="/team">Team</NavLink>
                     </li>
                     <li>
+                      <NavLink href="/usage">Usage</NavLink>
+                    </li>
+                    <li>
+                      <NavLink href="/audit">Audit log</NavLink>
+                    </li>
+                    <li>
                       <NavLink href="/security">Security</NavLink>
                     </li>
                   </>
@@ -127,6 +135,16 @@ export function App() {
           <Route path="/api-keys">
             <RequireSignIn>
               <ApiKeysPage />
+            </RequireSignIn>
+          </Route>
+          <Route path="/usage">
+            <RequireSignIn>
+              <UsagePage />
+            </RequireSignIn>
+          </Route>
+          <Route path="/audit">
+            <RequireSignIn>
+              <AuditPage />
             </RequireSignIn>
           </Route>
           <Route path="/security">
