@@ -537,4 +537,39 @@ describe('the managed deployment in the web front end: mailed links, account sig
       await probe.close();
     }
   });
+
+  it('sign up: the organisation, its short name proposed from the name, the password rule as one types; then the mailed link and sign-in', async () => {
+    const email = uniqueEmail('founder');
+    const name = `Müller & Söhne ${Date.now()}`;
+    const probe = await openProbe(browser, { width: 375 });
+    try {
+      const { page } = probe;
+      await page.goto(`${base}/app/sign-in`);
+      await page.getByRole('link', { name: 'Create an organisation' }).click();
+      await page.getByLabel('Organisation name').fill(name);
+      expect(await page.getByLabel('Short name').inputValue()).toBe(`muller-sohne-${name.split(' ').pop()}`);
+      await page.getByLabel('Your email address').fill(email);
+      await page.getByLabel('Password').fill('short');
+      expect(await page.locator('.rule-met').count()).toBe(0);
+      await page.getByRole('button', { name: 'Create the organisation' }).click();
+      await page.locator('#password-error').waitFor();
+      expect(await accessibilityProblems(page)).toEqual([]);
+      await page.getByLabel('Password').fill(PASSWORD);
+      expect(await page.locator('.rule-met').count()).toBe(1);
+      await screenshot(page, 'portal-sign-up');
+      await page.getByRole('button', { name: 'Create the organisation' }).click();
+      await page.getByTestId('signed-up').waitFor();
+      await page.goto(linkOf(await mailTo(smtp, email), base).url);
+      await expect.poll(() => page.getByTestId('verify-state').getAttribute('data-state')).toBe('verified');
+      await page.goto(`${base}/app/sign-in`);
+      await page.getByLabel('Email address').fill(email);
+      await page.getByLabel('Password').fill(PASSWORD);
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+      // Free plan, just created: the documents page, empty.
+      await page.getByTestId('empty').waitFor();
+      expect(probe.problems).toEqual([]);
+    } finally {
+      await probe.close();
+    }
+  });
 });

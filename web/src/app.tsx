@@ -10,6 +10,7 @@ import { AcceptInvitationPage } from './portal/accept-invitation-page.js';
 import { ApiKeysPage } from './portal/api-keys-page.js';
 import { AuditPage } from './portal/audit-page.js';
 import { SecurityPage } from './portal/security-page.js';
+import { SignUpPage } from './portal/sign-up-page.js';
 import { UsagePage } from './portal/usage-page.js';
 import { TeamPage } from './portal/team-page.js';
 import { ForgotPasswordPage } from './portal/forgot-password-page.js';
@@ -114,6 +115,7 @@ export function App() {
           <Route path="/verify-email" component={VerifyEmailPage} />
           <Route path="/accept-invitation" component={AcceptInvitationPage} />
           <Route path="/forgot-password" component={ForgotPasswordPage} />
+          <Route path="/sign-up" component={SignUpPage} />
           <Route path="/reset-password" component={ResetPasswordPage} />
           <Route path="/documents">
             <RequireSignIn>

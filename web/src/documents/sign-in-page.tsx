@@ -256,6 +256,9 @@ export function SignInPage() {
         <>
           <AccountSignIn />
           <SsoSignIn />
+          <p>
+            New here? <Link href="/sign-up">Create an organisation</Link>
+          </p>
         </>
       )}
       {mode !== undefined && <ApiKeySignIn />}
