@@ -400,6 +400,18 @@ describe('the managed deployment in the web front end: mailed links, account sig
       await invitee.page.getByLabel('Password').fill(PASSWORD);
       await invitee.page.getByRole('button', { name: 'Accept the invitation' }).click();
       await invitee.page.getByTestId('joined').waitFor();
+      // Signed in, a member is offered the documents and their own security, not the team or the keys.
+      const member = await login(t, email);
+      const memberFragment = new URLSearchParams({
+        access_token: member.access_token,
+        refresh_token: member.refresh_token,
+        expires_in: String(member.expires_in),
+      }).toString();
+      await invitee.page.goto(`${base}/app/#${memberFragment}`);
+      const memberNav = invitee.page.getByRole('navigation', { name: 'Main' });
+      await memberNav.getByRole('link', { name: 'Security' }).waitFor();
+      expect(await memberNav.getByRole('link', { name: 'Team' }).count()).toBe(0);
+      expect(await memberNav.getByRole('link', { name: 'API keys' }).count()).toBe(0);
 
       await page.reload();
       const row = page.locator(`[data-testid="member-row"][data-email="${email}"]`);

@@ -12,7 +12,7 @@ import { AuditPage } from './portal/audit-page.js';
 import { SecurityPage } from './portal/security-page.js';
 import { SignUpPage } from './portal/sign-up-page.js';
 import { UsagePage } from './portal/usage-page.js';
-import { TeamPage } from './portal/team-page.js';
+import { TeamPage, useProfile } from './portal/team-page.js';
 import { ForgotPasswordPage } from './portal/forgot-password-page.js';
 import { ResetPasswordPage } from './portal/reset-password-page.js';
 import { VerifyEmailPage } from './portal/verify-email-page.js';
@@ -45,6 +45,10 @@ function useFocusOnNavigate() {
 /** The shell every page shares: a skip link, the header with navigation, the page, a footer. */
 export function App() {
   const { signedIn, signOut, credential } = useSession();
+  const account = credential?.kind === 'account';
+  // The pages a member may not use are not offered (the API refuses them too).
+  const role = useProfile(account).data?.role;
+  const manages = role === 'owner' || role === 'admin';
   useFocusOnNavigate();
   return (
     <>
@@ -74,7 +78,7 @@ export function App() {
                 <li>
                   <NavLink href="/webhooks">Webhooks</NavLink>
                 </li>
-                {credential?.kind === 'account' && (
+                {account && manages && (
                   <>
                     <li>
                       <NavLink href="/api-keys">API keys</NavLink>
@@ -88,10 +92,12 @@ export function App() {
                     <li>
                       <NavLink href="/audit">Audit log</NavLink>
                     </li>
-                    <li>
-                      <NavLink href="/security">Security</NavLink>
-                    </li>
                   </>
+                )}
+                {account && (
+                  <li>
+                    <NavLink href="/security">Security</NavLink>
+                  </li>
                 )}
               </>
             )}

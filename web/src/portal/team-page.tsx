@@ -8,8 +8,13 @@ type Role = Schemas['MemberDto']['role'];
 type InviteRole = Schemas['CreateInvitationDto']['role'];
 
 /** The signed-in account's own record (its role decides what the pages offer). */
-export function useProfile() {
-  return useQuery({ queryKey: ['profile'], queryFn: () => unwrap(api.GET('/v1/account/profile')), staleTime: 30_000 });
+export function useProfile(enabled = true) {
+  return useQuery({
+    queryKey: ['profile'],
+    queryFn: () => unwrap(api.GET('/v1/account/profile')),
+    staleTime: 30_000,
+    enabled,
+  });
 }
 
 /** Members and roles, invitations by mail; owners and admins manage them (the API enforces it too). */
