@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
@@ -76,16 +76,24 @@ describe('README walkthrough', () => {
     const script = walkthroughScript(readFileSync(join(projectRoot, 'README.md'), 'utf8'));
     expect(script).toContain('sdf -- admin create-tenant');
     expect(existsSync(env.SECRETS_FILE!)).toBe(true);
-    // A reader's checkout, as far as the walkthrough uses it; the files it writes stay out of the repository.
+    // A reader's checkout, as far as the walkthrough uses it, and the machine's temporary folder.
     const work = mkdtempSync(join(dir, 'checkout-'));
-    for (const entry of ['package.json', 'dist', 'examples']) symlinkSync(join(projectRoot, entry), join(work, entry));
+    const entries = ['package.json', 'dist', 'examples'];
+    for (const entry of entries) symlinkSync(join(projectRoot, entry), join(work, entry));
+    const temp = mkdtempSync(join(dir, 'tmp-'));
 
-    const run = await runScript(script, work, { ...env, SDF_URL: baseUrl });
+    const run = await runScript(script, work, { ...env, SDF_URL: baseUrl, TMPDIR: temp });
     // Nothing on stderr but npm's own warnings and what `sdf sign` says it wrote.
     const stderr = run.stderr.replace(/^npm warn .*\n/gm, '');
-    expect(stderr).toMatch(/^signed invoice\.signed\.sdf \(key id [\w-]+, ECDSA-P256\)\n$/);
+    expect(stderr).toMatch(/^signed \S+\/invoice\.signed\.sdf \(key id [\w-]+, ECDSA-P256\)\n$/);
     expect(run.code, run.stdout + run.stderr).toBe(0);
     expect(run.stdout.match(/VALID, trusted/g)).toHaveLength(2);
-    expect(existsSync(join(work, 'signed.sdf'))).toBe(true);
+    // Everything it wrote is in one new temporary folder; the checkout is as it was.
+    expect(readdirSync(work).sort()).toEqual([...entries].sort());
+    const outs = readdirSync(temp).filter((name) => existsSync(join(temp, name, 'invoice.sdf')));
+    expect(outs).toHaveLength(1);
+    const out = outs[0];
+    expect(readdirSync(join(temp, out)).sort()).toEqual(['invoice.sdf', 'invoice.signed.sdf', 'my-key', 'signed.sdf']);
+    expect(existsSync(join(temp, out, 'my-key', 'private.pem'))).toBe(true);
   });
 });
