@@ -78,4 +78,56 @@ describe('container and Node version', () => {
     expect(config).toContain('STORAGE_DRIVER: s3');
     expect(config).toContain('S3_ENDPOINT: http://minio:9000');
   });
+
+  it('both app services build the image, and the managed file adds Mailpit and the managed settings to both', () => {
+    type Service = { build?: unknown; image?: string; environment?: Record<string, string>; depends_on?: object };
+    const base = parse(read('docker/compose.yaml'), { merge: true }) as { services: Record<string, Service> };
+    // A clean machine has no sdf-service:local yet: whichever service starts first must be able to build it.
+    for (const role of ['api', 'worker']) expect(base.services[role].build, role).toBeTruthy();
+    const managed = parse(read('docker/compose.managed.yaml'), { merge: true }) as {
+      services: Record<string, Service>;
+    };
+    expect(managed.services.mailpit.image).toMatch(/^axllent\/mailpit:/);
+    for (const role of ['api', 'worker']) {
+      const env = managed.services[role].environment!;
+      expect(env.DEPLOYMENT_MODE).toBe('managed');
+      expect(env.SMTP_URL).toBe('smtp://mailpit:1025');
+      expect(env.PUBLIC_BASE_URL).toMatch(/^\$\{PUBLIC_BASE_URL:-http:\/\/localhost:3000\}$/);
+      for (const name of [
+        'SECRET_KEY',
+        'WEBHOOK_SECRET',
+        'PRICE_DEVELOPER',
+        'PRICE_TEAM',
+        'PRICE_BUSINESS',
+        'RETURN_URL',
+      ]) {
+        expect(env[`STRIPE_${name}`], `${role} STRIPE_${name}`).toBe(`\${STRIPE_${name}:-}`);
+      }
+      expect(managed.services[role].depends_on).toHaveProperty('mailpit');
+    }
+    // The README tells how to run the two files together.
+    expect(read('README.md')).toContain(
+      'docker compose -f docker/compose.yaml -f docker/compose.managed.yaml up --build',
+    );
+    if (!hasDockerCompose()) return;
+    const config = execFileSync(
+      'docker-compose',
+      ['-f', 'docker/compose.yaml', '-f', 'docker/compose.managed.yaml', 'config'],
+      {
+        cwd: projectRoot,
+        env: {
+          PATH: process.env.PATH,
+          POSTGRES_PASSWORD: 'pg-password',
+          JWT_SECRET: 'j'.repeat(48),
+          ADMIN_JWT_SECRET: 'a'.repeat(48),
+          MASTER_KEY: Buffer.alloc(32, 1).toString('base64'),
+          MINIO_ROOT_USER: 'sdf-minio',
+          MINIO_ROOT_PASSWORD: 'minio-password',
+        },
+        encoding: 'utf8',
+      },
+    );
+    expect(config.match(/DEPLOYMENT_MODE: managed/g)).toHaveLength(2);
+    expect(config.match(/SMTP_URL: smtp:\/\/mailpit:1025/g)).toHaveLength(2);
+  });
 });

@@ -1,6 +1,8 @@
 import { once } from 'node:events';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
+import type { TlsIdentity } from './tls.js';
 
 /** One request as the stand-in saw it (`at`: its own clock, for "waited at least" checks). */
 export interface SeenRequest {
@@ -44,22 +46,30 @@ export abstract class ErpStandIn {
   private rules: FaultRule[] = [];
   private tokens = new Map<string, number>();
   private tokenCounter = 0;
+  private secure = false;
   /** Lifetime of issued tokens (seconds). */
   tokenLifetime = 3600;
   port = 0;
+  /** Called with each request once it is answered (a log of what the ERP saw). */
+  onRequest: ((req: SeenRequest, status: number) => void) | undefined;
 
   constructor(readonly accepted: Credentials) {}
 
   get url(): string {
-    return `http://127.0.0.1:${this.port}`;
+    return `${this.secure ? 'https' : 'http'}://127.0.0.1:${this.port}`;
   }
 
   get tokenUrl(): string {
     return `${this.url}/oauth/token`;
   }
 
-  async start(port = this.port): Promise<this> {
-    this.server = http.createServer((req, res) => void this.dispatch(req, res));
+  /** Listens on loopback; with `tls`, over https with that certificate. */
+  async start(port = this.port, tls?: TlsIdentity): Promise<this> {
+    const handler = (req: IncomingMessage, res: ServerResponse) => {
+      void this.dispatch(req, res);
+    };
+    this.secure = tls !== undefined;
+    this.server = tls ? https.createServer({ key: tls.key, cert: tls.cert }, handler) : http.createServer(handler);
     this.server.on('connection', (s) => {
       this.sockets.add(s);
       s.on('close', () => this.sockets.delete(s));
@@ -123,6 +133,7 @@ export abstract class ErpStandIn {
       body: Buffer.concat(chunks).toString('utf8'),
       at: Date.now(),
     };
+    if (this.onRequest) res.on('finish', () => this.onRequest?.(seen, res.statusCode));
     if (seen.path === '/oauth/token') {
       this.tokenRequests.push(seen);
       return this.issueToken(seen, res);

@@ -57,15 +57,35 @@ export function runNode(args: string[], env: NodeJS.ProcessEnv, input?: string, 
   return runProgram(process.execPath, args, { env, input, cwd });
 }
 
-/** Starts a long-running process and resolves once a stdout line satisfies `ready`. */
+/** Starts a long-running Node process and resolves once a stdout line satisfies `ready`. */
 export function startNode(
   args: string[],
   env: NodeJS.ProcessEnv,
   ready: (line: string) => boolean,
   timeoutMs = 60_000,
 ): Promise<{ child: ChildProcess; line: string; output: () => string }> {
+  return startProgram(process.execPath, args, env, ready, timeoutMs);
+}
+
+/**
+ * Starts a long-running program and resolves once a stdout line satisfies `ready`. With `group`, it
+ * leads a process group of its own, which `stopGroup` ends whole (npm and the program it runs).
+ */
+export function startProgram(
+  command: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  ready: (line: string) => boolean,
+  timeoutMs = 60_000,
+  group = false,
+): Promise<{ child: ChildProcess; line: string; output: () => string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { cwd: projectRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, {
+      cwd: projectRoot,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: group,
+    });
     let output = '';
     let buffered = '';
     const timer = setTimeout(() => {
@@ -98,5 +118,14 @@ export function stop(child: ChildProcess): Promise<void> {
     if (child.exitCode !== null) return resolve();
     child.once('exit', () => resolve());
     child.kill('SIGTERM');
+  });
+}
+
+/** Ends a process started with `group` and everything it started. */
+export function stopGroup(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return resolve();
+    child.once('exit', () => resolve());
+    process.kill(-child.pid, 'SIGTERM');
   });
 }

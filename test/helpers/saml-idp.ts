@@ -2,18 +2,21 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inflateRawSync } from 'node:zlib';
 import { DOMParser } from '@xmldom/xmldom';
 import { SignedXml } from 'xml-crypto';
+import type { TlsIdentity } from './tls.js';
 
 /**
  * A small real SAML identity provider on loopback for the e2e tests: its own RSA key and self-signed
  * certificate (made by openssl), metadata over HTTP, an SSO endpoint that reads the AuthnRequest of
- * the HTTP-Redirect binding, and responses whose assertions it signs with xml-crypto. Nothing here
- * uses the code under test.
+ * the HTTP-Redirect binding and shows a sign-in form (any address is accepted) whose answer posts a
+ * signed response to the requesting service provider, and responses whose assertions it signs with
+ * xml-crypto. Nothing here uses the code under test.
  */
 export interface IdpKey {
   privateKey: string;
@@ -89,19 +92,29 @@ export class TestIdp {
   /** Served as the metadata instead of the real one when set (a broken IdP). */
   metadataOverride: string | null = null;
   private constructor(
-    private readonly server: http.Server,
+    private readonly server: http.Server | https.Server,
     readonly base: string,
     readonly key: IdpKey,
   ) {
     this.metadataKeys = [key];
   }
 
-  static async start(key: IdpKey = generateIdpKey()): Promise<TestIdp> {
+  /** Listens on loopback (any free port unless told); with `tls`, over https with that certificate. */
+  static async start(
+    key: IdpKey = generateIdpKey(),
+    options: { port?: number; tls?: TlsIdentity } = {},
+  ): Promise<TestIdp> {
     let idp: TestIdp | null = null;
-    const server = http.createServer((req, res) => idp!.handle(req, res));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const handler = (req: http.IncomingMessage, res: http.ServerResponse) => {
+      void idp!.handle(req, res);
+    };
+    const server = options.tls ? https.createServer(options.tls, handler) : http.createServer(handler);
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(options.port ?? 0, '127.0.0.1', resolve);
+    });
     const { port } = server.address() as AddressInfo;
-    idp = new TestIdp(server, `http://127.0.0.1:${port}`, key);
+    idp = new TestIdp(server, `${options.tls ? 'https' : 'http'}://127.0.0.1:${port}`, key);
     return idp;
   }
 
@@ -131,18 +144,56 @@ export class TestIdp {
 </md:EntityDescriptor>`;
   }
 
-  private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
+  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', this.base);
     if (url.pathname === '/metadata') {
       res.writeHead(200, { 'Content-Type': 'application/samlmetadata+xml' });
       res.end(this.metadataOverride ?? this.metadataXml());
       return;
     }
-    if (url.pathname === '/sso') {
+    if (url.pathname === '/sso' && req.method === 'GET') {
       const seen = TestIdp.readAuthnRequest(url);
-      res.writeHead(seen ? 200 : 400, { 'Content-Type': 'application/json' });
-      res.end(JSON.stringify(seen));
-      return;
+      if (!seen?.acsUrl || !seen.issuer) return page(res, 400, 'Not a SAML request', '');
+      const hidden = (name: string, value: string | null) =>
+        value === null ? '' : `<input type="hidden" name="${name}" value="${escapeHtml(value)}">`;
+      return page(
+        res,
+        200,
+        'Sign in (stand-in identity provider)',
+        `<p>Signing in to ${escapeHtml(seen.issuer)}. Any address is accepted.</p>` +
+          `<form method="post" action="/sso">` +
+          hidden('request_id', seen.id) +
+          hidden('acs_url', seen.acsUrl) +
+          hidden('audience', seen.issuer) +
+          hidden('relay_state', seen.relayState) +
+          `<label for="email">Email</label> <input id="email" name="email" type="email" required> ` +
+          `<button type="submit">Sign in</button></form>`,
+      );
+    }
+    if (url.pathname === '/sso' && req.method === 'POST') {
+      const chunks: Buffer[] = [];
+      for await (const c of req) chunks.push(c as Buffer);
+      const form = new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
+      const [email, acsUrl, audience] = ['email', 'acs_url', 'audience'].map((f) => form.get(f) ?? '');
+      if (!email || !acsUrl || !audience) return page(res, 400, 'Email, acs_url and audience are required', '');
+      const response = this.signedResponse({
+        inResponseTo: form.get('request_id') || null,
+        destination: acsUrl,
+        audience,
+        email,
+      });
+      const relayState = form.get('relay_state');
+      // The HTTP-POST binding: the browser carries the response to the service provider.
+      return page(
+        res,
+        200,
+        'Signed in',
+        `<form id="saml" method="post" action="${escapeHtml(acsUrl)}">` +
+          `<input type="hidden" name="SAMLResponse" value="${escapeHtml(response)}">` +
+          (relayState ? `<input type="hidden" name="RelayState" value="${escapeHtml(relayState)}">` : '') +
+          `<button type="submit">Continue to the service</button></form>` +
+          `<script>document.getElementById('saml').submit()</script>`,
+      );
     }
     res.writeHead(404).end();
   }
@@ -230,6 +281,18 @@ export class TestIdp {
 }
 
 export const encode = (xml: string) => Buffer.from(xml, 'utf8').toString('base64');
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+function page(res: http.ServerResponse, status: number, title: string, body: string): void {
+  res.writeHead(status, { 'Content-Type': 'text/html; charset=utf-8' });
+  res.end(
+    `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head>` +
+      `<body><main><h1>${escapeHtml(title)}</h1>${body}</main></body></html>`,
+  );
+}
 
 /** A loopback port with nothing listening (bound, then closed). */
 export async function closedPort(): Promise<number> {

@@ -4,8 +4,10 @@ import { SMTPServer } from 'smtp-server';
 
 export interface ReceivedMail {
   to: string;
+  from: string;
   subject: string;
   text: string;
+  received: Date;
 }
 
 export interface SmtpSink {
@@ -20,7 +22,7 @@ export interface SmtpSink {
 }
 
 /** A real SMTP server on loopback (the `smtp-server` package) that keeps what it receives. */
-export async function startSmtpSink(): Promise<SmtpSink> {
+export async function startSmtpSink(options: { port?: number } = {}): Promise<SmtpSink> {
   const mails: ReceivedMail[] = [];
   let gate: Promise<void> | null = null;
   let open: (() => void) | null = null;
@@ -41,13 +43,22 @@ export async function startSmtpSink(): Promise<SmtpSink> {
       simpleParser(stream)
         .then((parsed) => {
           const to = Array.isArray(parsed.to) ? parsed.to[0] : parsed.to;
-          mails.push({ to: to?.value[0]?.address ?? '', subject: parsed.subject ?? '', text: parsed.text ?? '' });
+          mails.push({
+            to: to?.value[0]?.address ?? '',
+            from: parsed.from?.value[0]?.address ?? '',
+            subject: parsed.subject ?? '',
+            text: parsed.text ?? '',
+            received: new Date(),
+          });
           callback();
         })
         .catch((err: Error) => callback(err));
     },
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve, reject) => {
+    server.server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', resolve);
+  });
   const port = (server.server.address() as AddressInfo).port;
   return {
     url: `smtp://127.0.0.1:${port}`,

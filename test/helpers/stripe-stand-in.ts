@@ -1,6 +1,8 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import type { TlsIdentity } from './tls.js';
 
 /**
  * A Stripe stand-in on loopback for the parts of Stripe's API the service calls: form-encoded requests
@@ -70,17 +72,27 @@ export class StripeStandIn {
 
   constructor(private readonly options: StandInOptions) {}
 
+  private secure = false;
+
   get base(): string {
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return `${this.secure ? 'https' : 'http'}://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
   }
 
   private now(): number {
     return this.options.now ? this.options.now() : Math.floor(Date.now() / 1000);
   }
 
-  async start(): Promise<this> {
-    this.server = createServer((req, res) => void this.route(req, res));
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+  /** Listens on loopback (any free port unless told); with `tls`, over https with that certificate. */
+  async start(options: { port?: number; tls?: TlsIdentity } = {}): Promise<this> {
+    const handler = (req: IncomingMessage, res: ServerResponse) => {
+      void this.route(req, res);
+    };
+    this.secure = options.tls !== undefined;
+    this.server = options.tls ? createHttpsServer(options.tls, handler) : createServer(handler);
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(options.port ?? 0, '127.0.0.1', resolve);
+    });
     return this;
   }
 
@@ -96,6 +108,9 @@ export class StripeStandIn {
       res.writeHead(status, { 'Content-Type': 'application/json', 'Request-Id': id('req') });
       res.end(JSON.stringify(body));
     };
+    // The pages a customer's browser opens (no secret key): Checkout's payment page and the portal.
+    const page = /^\/(c\/pay|p\/session)\/([\w-]+)$/.exec((req.url ?? '').split('?')[0]);
+    if (page) return this.page(req.method ?? 'GET', page[1], page[2], res);
     const error = (status: number, type: string, message: string, extra: Obj = {}) =>
       send(status, { error: { type, message, ...extra } });
     if (req.headers.authorization !== `Bearer ${this.options.secretKey}`) {
@@ -154,6 +169,46 @@ export class StripeStandIn {
       });
     }
     return error(404, 'invalid_request_error', `Unrecognized request URL (${req.method} ${path})`);
+  }
+
+  /**
+   * Checkout's payment page: GET shows the plan's price with a button, POST pays (the events of a
+   * completed checkout go to the webhook URL, signed) and sends the browser to the session's
+   * success_url. The portal's page leads back to its return_url.
+   */
+  private async page(method: string, kind: string, pageId: string, res: ServerResponse): Promise<void> {
+    const html = (status: number, title: string, body: string) => {
+      res.writeHead(status, { 'Content-Type': 'text/html; charset=utf-8' });
+      res.end(
+        `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head>` +
+          `<body><main><h1>${escapeHtml(title)}</h1>${body}</main></body></html>`,
+      );
+    };
+    if (kind === 'p/session') {
+      return html(200, 'Customer portal (stand-in)', '<p>Subscriptions are changed by the tests here.</p>');
+    }
+    const session = this.sessions.get(pageId);
+    if (!session) return html(404, 'No such checkout session', '');
+    const price = String((session.line_items as { price?: string }[] | undefined)?.[0]?.price ?? '');
+    if (method === 'GET') {
+      return html(
+        200,
+        'Checkout (stand-in)',
+        `<p>Subscribe to <strong>${escapeHtml(price)}</strong> as ${escapeHtml(String(session.customer))}.</p>` +
+          (session.status === 'complete'
+            ? '<p>Paid.</p>'
+            : `<form method="post"><button type="submit">Pay with a test card</button></form>`),
+      );
+    }
+    if (session.status !== 'complete') {
+      try {
+        await this.completeCheckout(pageId);
+      } catch (err) {
+        return html(502, 'The webhook was refused', `<p>${escapeHtml((err as Error).message)}</p>`);
+      }
+    }
+    res.writeHead(303, { Location: String(session.success_url ?? '/') });
+    res.end();
   }
 
   /** An event as Stripe builds it; `created` strictly increases unless given. */
@@ -280,4 +335,8 @@ export class StripeStandIn {
       parent: { type: 'subscription_details', subscription_details: { subscription: sub.id, metadata: {} } },
     });
   }
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
