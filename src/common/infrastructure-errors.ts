@@ -27,6 +27,7 @@ const UNAVAILABLE_MESSAGES = [
   /Client has encountered a connection error/i,
   /Connection is closed/i,
   /Reached the max retries per request limit/i,
+  /^Command timed out$/i,
   /the database system is (starting up|shutting down|in recovery mode)/i,
 ];
 

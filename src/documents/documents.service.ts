@@ -30,6 +30,7 @@ import { enqueueValidation } from './jobs/validate-sdf.job.js';
 import { TenantSlots } from '../queue/tenant-slots.js';
 import type { SpooledFile } from './upload-spool.js';
 import { ValidationPoolService } from './validation-pool.service.js';
+import { isInfrastructureError } from '../common/infrastructure-errors.js';
 
 /** Who acts, for audit entries (S11). */
 export interface Actor {
@@ -145,9 +146,12 @@ export class DocumentsService {
       }
       throw err;
     }
-    await enqueueValidation(this.validateQueue, this.slots, doc).catch((err: unknown) => {
+    // Bounded: with Redis away the answer must not wait for it (a process that also runs workers keeps
+    // waiting connections); the enqueue still lands when Redis returns, and the sweeper covers a lost one.
+    await withinMs(enqueueValidation(this.validateQueue, this.slots, doc), ENQUEUE_WAIT_MS).catch((err: unknown) => {
       // The record is committed; the pending sweeper enqueues it again (S9).
-      this.logger.warn({ msg: 'enqueue failed; the sweeper will retry', tenant_id: tenantId, id, err: String(err) });
+      const level = isInfrastructureError(err) ? 'debug' : 'warn';
+      this.logger[level]({ msg: 'enqueue failed; the sweeper will retry', tenant_id: tenantId, id, err: String(err) });
     });
     return { doc, replayed: false };
   }
@@ -304,4 +308,15 @@ export class DocumentsService {
       metadata,
     });
   }
+}
+
+/** How long an upload's answer waits for its validation job to be enqueued. */
+const ENQUEUE_WAIT_MS = 2_000;
+
+function withinMs<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([work, expired]).finally(() => clearTimeout(timer));
 }

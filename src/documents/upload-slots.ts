@@ -4,6 +4,7 @@ import { AppError } from '../common/errors.js';
 import { Periodic } from '../common/periodic.js';
 import { AppConfig } from '../config/app-config.js';
 import { RedisService } from '../redis/redis.module.js';
+import { isInfrastructureError } from '../common/infrastructure-errors.js';
 
 // Per tenant: a sorted set of the uploads in flight (score = when the entry's lease ends, Redis clock).
 // Every process renews the leases of its own uploads while they run, so an entry outlives its request
@@ -100,7 +101,9 @@ export class UploadSlots implements OnModuleInit, OnApplicationShutdown {
         await this.redis.client.zrem(key, member);
       })().catch((err: unknown) => {
         // The lease, no longer renewed, frees it within UPLOAD_SLOT_LEASE_MS.
-        this.logger.warn({ msg: 'upload slot not released', tenant_id: tenantId, err: String(err) });
+        // In a Redis outage the outage itself is logged once; not once more per upload.
+        const level = isInfrastructureError(err) ? 'debug' : 'warn';
+        this.logger[level]({ msg: 'upload slot not released', tenant_id: tenantId, err: String(err) });
       });
       return released;
     };

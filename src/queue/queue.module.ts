@@ -3,7 +3,8 @@ import { Global, Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import type { ConnectionOptions } from 'bullmq';
 import { AppConfig } from '../config/app-config.js';
-import { redisOptions } from '../redis/redis.module.js';
+import { redisOptions, requestPathRedisOptions } from '../redis/redis.module.js';
+import { QueueConnectionWatch } from './connection-watch.js';
 import { ProcessorCheck } from './processor-check.js';
 import { BullMQOtel } from 'bullmq-otel';
 import { ALL_QUEUES, defaultJobOptions } from './queues.js';
@@ -20,7 +21,11 @@ import { TenantSlots } from './tenant-slots.js';
     BullModule.forRootAsync({
       inject: [AppConfig],
       useFactory: (config: AppConfig) => ({
-        connection: redisOptions(config.env.REDIS_URL) as ConnectionOptions,
+        // An API process only enqueues, from requests: its commands fail fast in an outage (503) instead
+        // of waiting for Redis. Workers keep BullMQ's required waiting connections.
+        connection: (config.runsWorkers
+          ? redisOptions(config.env.REDIS_URL)
+          : requestPathRedisOptions(config.env.REDIS_URL)) as ConnectionOptions,
         prefix: config.env.REDIS_PREFIX,
         defaultJobOptions: defaultJobOptions(config),
         // Trace context travels inside each job: a job's spans continue the trace that queued it.
@@ -29,7 +34,7 @@ import { TenantSlots } from './tenant-slots.js';
     }),
     BullModule.registerQueue(...ALL_QUEUES.map((name) => ({ name }))),
   ],
-  providers: [ProcessorCheck, TenantSlots],
+  providers: [ProcessorCheck, TenantSlots, QueueConnectionWatch],
   exports: [BullModule, TenantSlots],
 })
 export class QueueModule {}

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { chownSync, mkdtempSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -8,7 +8,17 @@ import { runMigrations } from '../../src/database/data-source.js';
 import { freePort } from './processes.js';
 
 const run = promisify(execFile);
-const BIN = process.env.TEST_PG_BIN ?? '/usr/lib/postgresql/15/bin';
+
+/** The newest PostgreSQL server programs installed (Debian keeps each major version under its own folder). */
+function serverBin(): string {
+  if (process.env.TEST_PG_BIN) return process.env.TEST_PG_BIN;
+  const root = '/usr/lib/postgresql';
+  const versions = existsSync(root) ? readdirSync(root).filter((v) => existsSync(join(root, v, 'bin', 'pg_ctl'))) : [];
+  const newest = versions.sort((a, b) => Number(b) - Number(a))[0];
+  if (!newest) throw new Error(`no PostgreSQL server programs under ${root}; set TEST_PG_BIN`);
+  return join(root, newest, 'bin');
+}
+const BIN = serverBin();
 
 /**
  * A PostgreSQL cluster of the test's own, in a temporary folder on a free port, which the test may stop
@@ -66,6 +76,21 @@ export class OwnPostgres {
     await this.pg('pg_ctl', ['-D', join(this.dir, 'data'), '-m', 'fast', '-w', 'stop']);
   }
 
+  /** The server dies at once (SIGKILL of the postmaster), as in a crash; `start()` then recovers it. */
+  async kill(): Promise<void> {
+    const pidFile = join(this.dir, 'data', 'postmaster.pid');
+    if (!existsSync(pidFile)) return;
+    const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      return;
+    }
+    while (isAlive(pid)) await new Promise((r) => setTimeout(r, 20));
+    // The postmaster's children notice and exit; the next start recovers from the WAL.
+    await new Promise((r) => setTimeout(r, 200));
+  }
+
   async remove(): Promise<void> {
     await this.stop().catch(() => undefined);
     rmSync(this.dir, { recursive: true, force: true });
@@ -75,5 +100,14 @@ export class OwnPostgres {
     const path = join(BIN, program);
     if (this.asUser) await run('runuser', ['-u', this.asUser, '--', path, ...args]);
     else await run(path, args);
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
   }
 }
