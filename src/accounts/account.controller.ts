@@ -82,10 +82,11 @@ export class AccountController {
   @Patch('profile')
   @AllowUnverified()
   @ApiOperation({
-    summary: "Change the password (needs the current one); the user's other sessions end",
+    summary: "Change the display name, or the password (needs the current one; the user's other sessions end)",
     description:
-      'The new password must have 10 to 256 characters and not be a common one. Every other session of the ' +
-      'user ends at once; this one stays. Audited.',
+      'Send `name` to change the display name, and/or `current_password` with `new_password` to change the ' +
+      'password. The new password must have 10 to 256 characters and not be a common one. Every other session ' +
+      'of the user ends at once; this one stays. Audited.',
   })
   @ApiOkResponse({ type: MemberDto })
   @JsonBodyErrors('Wrong current password or weak new one', {
@@ -100,7 +101,7 @@ export class AccountController {
     message: 'Too many failed logins; try again later',
   })
   updateProfile(@CurrentUser() c: Caller, @Body() body: UpdateProfileDto): Promise<MemberDto> {
-    return this.account.changePassword(c, body.current_password, body.new_password);
+    return this.account.updateProfile(c, body);
   }
 
   @Get('team')

@@ -9,7 +9,7 @@ import { sha256Hex } from './secrets.js';
 import { Tenant } from '../tenants/entities/tenant.entity.js';
 import { AccountsRepository } from './accounts.repository.js';
 import type { RegisteredDto } from './dto/auth.dto.js';
-import { InvitationDto, MemberDto, OrganizationDto, type TeamDto } from './dto/account.dto.js';
+import { InvitationDto, MemberDto, OrganizationDto, type TeamDto, type UpdateProfileDto } from './dto/account.dto.js';
 import { AccountToken } from './entities/account-token.entity.js';
 import { User, type UserRole } from './entities/user.entity.js';
 import { invitationMail } from './mails.js';
@@ -86,25 +86,58 @@ export class AccountService {
     return MemberDto.from(await this.caller(c));
   }
 
-  /** A password change needs the current password and ends the user's other sessions. */
-  async changePassword(c: Caller, current: string, next: string): Promise<MemberDto> {
-    const problems = passwordProblems(next, '/new_password');
-    if (problems.length) throw AppError.badRequest('Password does not meet the rules', problems);
-    const user = await this.caller(c);
-    // Guesses of the current password with a stolen access token count like failed logins: per account
-    // (keyed by the user, apart from the login counter of the address) and per client address.
-    const account = `password-change:${user.id}`;
-    const address = c.client.ip ?? 'unknown';
-    await this.throttle.assertAllowed(account, address);
-    if (!user.password_hash || !(await verifyPassword(user.password_hash, current))) {
-      await this.throttle.recordFailure(account, address);
-      throw AppError.badRequest('The current password is wrong', [{ path: '/current_password', message: 'wrong' }]);
+  /**
+   * The profile: a new display name, and/or a new password. A password change needs the current password
+   * and ends the user's other sessions.
+   */
+  async updateProfile(c: Caller, input: UpdateProfileDto): Promise<MemberDto> {
+    const changingPassword = input.new_password !== undefined || input.current_password !== undefined;
+    if (input.name === undefined && !changingPassword) {
+      throw AppError.badRequest('Nothing to change: send name, or current_password with new_password', [
+        { path: '/', message: 'name or new_password is required' },
+      ]);
     }
-    const hash = await hashPassword(next);
+    if (changingPassword) {
+      if (input.current_password === undefined) {
+        throw AppError.badRequest('The current password is required to change it', [
+          { path: '/current_password', message: 'required with new_password' },
+        ]);
+      }
+      if (input.new_password === undefined) {
+        throw AppError.badRequest('The new password is missing', [
+          { path: '/new_password', message: 'required with current_password' },
+        ]);
+      }
+    }
+    const name = input.name === undefined ? undefined : input.name?.trim() || null;
+    let hash: string | undefined;
+    if (changingPassword) {
+      const next = input.new_password as string;
+      const problems = passwordProblems(next, '/new_password');
+      if (problems.length) throw AppError.badRequest('Password does not meet the rules', problems);
+      const user = await this.caller(c);
+      // Guesses of the current password with a stolen access token count like failed logins: per account
+      // (keyed by the user, apart from the login counter of the address) and per client address.
+      const account = `password-change:${user.id}`;
+      const address = c.client.ip ?? 'unknown';
+      await this.throttle.assertAllowed(account, address);
+      if (!user.password_hash || !(await verifyPassword(user.password_hash, input.current_password as string))) {
+        await this.throttle.recordFailure(account, address);
+        throw AppError.badRequest('The current password is wrong', [{ path: '/current_password', message: 'wrong' }]);
+      }
+      hash = await hashPassword(next);
+    }
     return this.ds.transaction(async (m) => {
-      await m.update(User, { id: user.id, tenant_id: c.tenantId }, { password_hash: hash });
-      const ended = await this.sessions.revokeAllOfUser(m, user.id, c.sessionId);
-      await this.record(m, c, 'profile.password_change', user.id, { sessions_revoked: ended.length });
+      const user = await this.caller(c, m);
+      if (name !== undefined && name !== user.name) {
+        await m.update(User, { id: user.id, tenant_id: c.tenantId }, { name });
+        await this.record(m, c, 'profile.update', user.id, { changed: ['name'] });
+      }
+      if (hash !== undefined) {
+        await m.update(User, { id: user.id, tenant_id: c.tenantId }, { password_hash: hash });
+        const ended = await this.sessions.revokeAllOfUser(m, user.id, c.sessionId);
+        await this.record(m, c, 'profile.password_change', user.id, { sessions_revoked: ended.length });
+      }
       return MemberDto.from(await this.accounts.requireForTenant(c.tenantId, user.id, m));
     });
   }
@@ -218,7 +251,7 @@ export class AccountService {
   }
 
   /** Public: the token from the mail and a password make the account (the mail proved the address). */
-  async acceptInvitation(token: string, password: string, client: ClientInfo): Promise<RegisteredDto> {
+  async acceptInvitation(token: string, password: string, client: ClientInfo, name?: string): Promise<RegisteredDto> {
     const problems = passwordProblems(password);
     if (problems.length) throw AppError.badRequest('Password does not meet the rules', problems);
     const hash = await hashPassword(password);
@@ -232,6 +265,7 @@ export class AccountService {
           m.create(User, {
             tenant_id: invitation.tenant_id,
             email: invitation.email,
+            name: name?.trim() || null,
             password_hash: hash,
             role: invitation.role ?? 'member',
             email_verified: true,

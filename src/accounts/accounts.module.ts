@@ -10,6 +10,8 @@ import { AuthFlowsService } from './auth-flows.service.js';
 import { AuthController } from './auth.controller.js';
 import { LoginThrottle } from './login-throttle.js';
 import { LoginTickets } from './login-tickets.js';
+import { OrganizationSsoController } from './organization-sso.controller.js';
+import { SessionsController } from './sessions.controller.js';
 import { SessionsService } from './sessions.service.js';
 import { AuthRouteThrottleGuard } from './auth-route-throttle.js';
 import { TotpAttempts } from './totp-attempts.js';
@@ -21,7 +23,14 @@ import { TotpService } from './totp.service.js';
  */
 @Module({
   imports: [AuthModule, AdminModule],
-  controllers: [AuthController, AccountController, PortalApiKeysController, AuditQueryController],
+  controllers: [
+    AuthController,
+    SessionsController,
+    AccountController,
+    OrganizationSsoController,
+    PortalApiKeysController,
+    AuditQueryController,
+  ],
   providers: [
     AuditQueryService,
     AccountService,

@@ -69,6 +69,7 @@ export class AuthFlowsService {
           m.create(User, {
             tenant_id: tenant.id,
             email,
+            name: input.name?.trim() || null,
             password_hash: passwordHash,
             role: 'owner',
             email_verified: false,

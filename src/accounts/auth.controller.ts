@@ -107,7 +107,7 @@ export class AuthController {
     details: [{ path: '/token', message: 'no longer valid' }],
   })
   acceptInvitation(@Body() body: AcceptInvitationDto, @Client() client: ClientInfo): Promise<RegisteredDto> {
-    return this.account.acceptInvitation(body.token, body.password, client);
+    return this.account.acceptInvitation(body.token, body.password, client, body.name);
   }
 
   @Public()

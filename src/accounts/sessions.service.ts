@@ -107,6 +107,30 @@ export class SessionsService {
     throw AppError.unauthorized('Invalid, expired or revoked refresh token');
   }
 
+  /** The user's active sessions (neither revoked nor expired), the most recently used first. */
+  async listActive(tenantId: string, userId: string): Promise<Session[]> {
+    return this.ds.manager
+      .createQueryBuilder(Session, 's')
+      .where('s.tenant_id = :tenantId AND s.user_id = :userId', { tenantId, userId })
+      .andWhere('s.revoked_at IS NULL AND s.expires_at > now()')
+      .orderBy('s.created_at', 'DESC')
+      .limit(200)
+      .getMany();
+  }
+
+  /** Revokes one session of this user; false when it is not theirs or already over. */
+  async revokeOwn(m: EntityManager, tenantId: string, userId: string, sessionId: string): Promise<boolean> {
+    const rows = (await m.query(
+      `UPDATE sessions SET revoked_at = now()
+        WHERE id = $1 AND tenant_id = $2 AND user_id = $3 AND revoked_at IS NULL AND expires_at > now()
+        RETURNING id`,
+      [sessionId, tenantId, userId],
+    )) as [{ id: string }[], number];
+    if (rows[0].length === 0) return false;
+    await this.revocations.revoke([sessionId]);
+    return true;
+  }
+
   /** Revokes one session (logout); its access tokens fail from the next request on. */
   async revoke(m: EntityManager, sessionId: string, tenantId: string): Promise<boolean> {
     const rows = (await m.query(

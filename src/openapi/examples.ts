@@ -14,6 +14,7 @@ export const EX = {
   pushId: '6c3a9d85-1f4e-4b72-9a6d-e5b8c2f70a14',
   userId: '3f2b8a4e-1c2d-4e5f-8a9b-0c1d2e3f4a5b',
   invitationId: 'a1d5c8e3-7b2f-4e96-8c40-f9b6a3d2e1c7',
+  sessionId: '5f1c9a3e-8b2d-4c7a-9e60-d3b8f2a4c1e9',
   /** An outbox event id (the id of a webhook delivery's payload). */
   eventId: 'd4b7e2a9-5c1f-4a86-9e3b-7f0c2d8a6b15',
   auditEntryId: 'e7c4b1a9-2d8f-4c63-b5e0-1a9d6f3c8b72',

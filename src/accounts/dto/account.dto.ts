@@ -1,5 +1,5 @@
-import { ApiProperty } from '@nestjs/swagger';
-import { IsEmail, IsIn, IsString, IsUUID, MaxLength, MinLength } from 'class-validator';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsEmail, IsIn, IsOptional, IsString, IsUUID, MaxLength, MinLength } from 'class-validator';
 import { EX } from '../../openapi/examples.js';
 import type { Tenant } from '../../tenants/entities/tenant.entity.js';
 import type { AccountToken } from '../entities/account-token.entity.js';
@@ -29,6 +29,7 @@ export class UpdateOrganizationDto {
 export class MemberDto {
   @ApiProperty({ format: 'uuid', example: EX.userId }) id: string;
   @ApiProperty({ example: 'owner@acme.example' }) email: string;
+  @ApiProperty({ type: 'string', nullable: true, example: 'Ada Lovelace' }) name: string | null;
   @ApiProperty({ enum: ['owner', 'admin', 'member'], example: 'owner' }) role: string;
   @ApiProperty({ example: true }) email_verified: boolean;
   @ApiProperty({ example: false }) totp_enabled: boolean;
@@ -38,6 +39,7 @@ export class MemberDto {
     return {
       id: u.id,
       email: u.email,
+      name: u.name,
       role: u.role,
       email_verified: u.email_verified,
       totp_enabled: u.totp_enabled,
@@ -47,20 +49,34 @@ export class MemberDto {
 }
 
 export class UpdateProfileDto {
-  @ApiProperty({ description: 'Required to change the password', example: 'correct horse battery staple' })
+  @ApiPropertyOptional({
+    type: 'string',
+    nullable: true,
+    maxLength: 200,
+    description: 'The display name; empty or null removes it',
+    example: 'Ada Lovelace',
+  })
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
+  name?: string | null;
+
+  @ApiPropertyOptional({ description: 'Required to change the password', example: 'correct horse battery staple' })
+  @IsOptional()
   @IsString()
   @MaxLength(1024)
-  current_password: string;
+  current_password?: string;
 
-  @ApiProperty({
+  @ApiPropertyOptional({
     minLength: 10,
     maxLength: 256,
-    description: "The new password; the user's other sessions end",
+    description: "The new password (with current_password); the user's other sessions end",
     example: 'plaid lantern orbit seventy',
   })
+  @IsOptional()
   @IsString()
   @MaxLength(1024)
-  new_password: string;
+  new_password?: string;
 }
 
 export class InvitationDto {
@@ -118,6 +134,12 @@ export class AcceptInvitationDto {
   @IsString()
   @MaxLength(1024)
   password: string;
+
+  @ApiPropertyOptional({ example: 'Grace Hopper', maxLength: 200, description: 'The name shown to the team' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
+  name?: string;
 }
 
 export class UpdateMemberDto {

@@ -19,6 +19,12 @@ export class RegisterDto {
   @MaxLength(1024)
   password: string;
 
+  @ApiPropertyOptional({ example: 'Ada Lovelace', maxLength: 200, description: "The owner's name, shown to the team" })
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
+  name?: string;
+
   @ApiProperty({ example: 'Acme GmbH', description: 'The organization (tenant) name' })
   @IsString()
   @MinLength(1)
@@ -145,4 +151,26 @@ export class MailTokenDto {
 
 export class EmailVerifiedDto {
   @ApiProperty({ enum: [true], example: true }) email_verified: true;
+}
+
+export class SessionDto {
+  @ApiProperty({ format: 'uuid', example: EX.sessionId }) id: string;
+  @ApiProperty({ example: 'Firefox on Windows', description: 'A short label made from the user agent' })
+  device: string;
+  @ApiProperty({ type: 'string', nullable: true, example: 'Mozilla/5.0 (Windows NT 10.0; rv:132.0) Firefox/132.0' })
+  user_agent: string | null;
+  @ApiProperty({ type: 'string', nullable: true, example: '203.0.113.7' }) ip_address: string | null;
+  @ApiProperty({
+    format: 'date-time',
+    example: EX.createdAt,
+    description: 'Its last sign-in or renewal (the web front end renews an open page every few minutes)',
+  })
+  last_used_at: string;
+  @ApiProperty({ format: 'date-time', example: EX.createdAt, description: 'When it ends even if renewed' })
+  expires_at: string;
+  @ApiProperty({ example: true, description: 'The session of this request' }) current: boolean;
+}
+
+export class SessionListDto {
+  @ApiProperty({ type: [SessionDto] }) data: SessionDto[];
 }

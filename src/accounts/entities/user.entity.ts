@@ -19,6 +19,10 @@ export class User {
   @Column({ type: 'text', nullable: true })
   password_hash: string | null;
 
+  /** Optional display name; the address identifies the user. */
+  @Column({ type: 'text', nullable: true })
+  name: string | null;
+
   @Column({ type: 'text', default: 'member' })
   role: UserRole;
 
