@@ -26,4 +26,28 @@ describe('managed deployment: the organization shows the plan billing holds it t
     expect(org.body.plan).toBe('team');
     expect(JSON.stringify(plan.body)).toContain('team');
   });
+
+  it('lists every plan with its limits, smallest first, matching what a tenant on it is held to', async () => {
+    const owner = await register(t, { keepPlan: true });
+    const tokens = await login(t, owner.email);
+    const res = await t.http().get('/v1/billing/plans').set(bearer(tokens)).expect(200);
+    const plans = res.body.data as {
+      id: string;
+      rpm: number | null;
+      limits: { documents: number | null };
+      self_service: boolean;
+      custom: boolean;
+    }[];
+    expect(plans.map((p) => p.id)).toEqual(['free', 'developer', 'team', 'business', 'enterprise']);
+    expect(plans.filter((p) => p.self_service).map((p) => p.id)).toEqual(['developer', 'team', 'business']);
+    expect(plans.find((p) => p.id === 'enterprise')).toMatchObject({ custom: true, rpm: null });
+    const current = await t.http().get('/v1/billing/plan').set(bearer(tokens)).expect(200);
+    const free = plans.find((p) => p.id === 'free')!;
+    expect(free.rpm).toBe(current.body.rpm);
+    expect(free.limits).toEqual(current.body.limits);
+    // Larger plans allow more.
+    const documents = plans.slice(0, 4).map((p) => p.limits.documents ?? Infinity);
+    expect([...documents].sort((a, b) => a - b)).toEqual(documents);
+    await t.http().get('/v1/billing/plans').expect(401);
+  });
 });

@@ -15,7 +15,7 @@ import { ErrorResponseDto } from '../common/error-response.dto.js';
 import { ApiError, ERRORS, JsonBodyErrors } from '../openapi/decorators.js';
 import { Unmetered } from '../rate-limit/unmetered.js';
 import { BillingService } from './billing.service.js';
-import { BillingPlanDto, BillingUsageDto, CheckoutDto, UrlDto } from './dto/billing.dto.js';
+import { BillingPlanDto, BillingUsageDto, CheckoutDto, PlanCatalogDto, UrlDto } from './dto/billing.dto.js';
 import { StripeEventsService } from './stripe-events.service.js';
 import { StripeGateway } from './stripe.gateway.js';
 
@@ -62,6 +62,19 @@ export class BillingController {
   @ApiOkResponse({ type: BillingPlanDto })
   plan(@Tenant() auth: TenantAuth): Promise<BillingPlanDto> {
     return this.billing.plan(auth.tenantId);
+  }
+
+  @Get('plans')
+  @ApiOperation({
+    summary: 'Every plan with its limits and rate, to compare before an upgrade',
+    description:
+      'From the smallest plan to the largest, each with its quotas per billing period and its rate limit; the ' +
+      'self-service ones can be bought through POST /v1/billing/checkout, the custom one is agreed with the ' +
+      'operator. Reading it spends no API call.',
+  })
+  @ApiOkResponse({ type: PlanCatalogDto })
+  plans(): Promise<PlanCatalogDto> {
+    return this.billing.catalog();
   }
 
   @Get('usage')

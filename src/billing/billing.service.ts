@@ -5,7 +5,7 @@ import type { TenantAuth } from '../auth/auth-context.js';
 import { AppError } from '../common/errors.js';
 import { TenantsRepository } from '../tenants/tenants.repository.js';
 import { BillingRepository, type TenantBilling } from './billing.repository.js';
-import type { BillingPlanDto, BillingUsageDto, TenantPlanInput } from './dto/billing.dto.js';
+import type { BillingPlanDto, BillingUsageDto, PlanCatalogDto, TenantPlanInput } from './dto/billing.dto.js';
 import { PAID_PLANS, type CustomLimits, type PaidPlanId, type PlanId } from './plans.js';
 import { StripeGateway } from './stripe.gateway.js';
 import { UsageMeter } from './usage-meter.service.js';
@@ -60,6 +60,21 @@ export class BillingService {
       subscription_status: row.subscription_status ?? 'none',
       current_period_end: usage.period.end.toISOString(),
       cancel_at_period_end: row.cancel_at_period_end,
+    };
+  }
+
+  /** Every plan with its limits, smallest first, for a comparison before an upgrade. */
+  async catalog(): Promise<PlanCatalogDto> {
+    const plans = [...(await this.repo.plans()).values()];
+    return {
+      data: plans.map((p) => ({
+        id: p.id,
+        name: p.name,
+        rpm: p.custom ? null : p.rpm,
+        limits: { documents: p.documents, api_calls: p.api_calls, storage_bytes: p.storage_bytes },
+        self_service: (PAID_PLANS as readonly string[]).includes(p.id),
+        custom: p.custom,
+      })),
     };
   }
 

@@ -151,3 +151,23 @@ export class TenantPlanFieldsDto {
   @Type(() => CustomLimitsDto)
   limits?: CustomLimitsDto;
 }
+
+export class PlanOfferDto {
+  @ApiProperty({ enum: PLAN_IDS, example: 'team' }) id: PlanId;
+  @ApiProperty({ example: 'Team' }) name: string;
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    description: 'Requests per minute; null: agreed per organization',
+    example: 300,
+  })
+  rpm: number | null;
+  @ApiProperty({ type: PlanLimitsDto }) limits: PlanLimitsDto;
+  @ApiProperty({ description: 'Can be bought through Stripe Checkout', example: true }) self_service: boolean;
+  @ApiProperty({ description: 'Limits agreed per organization with the operator', example: false }) custom: boolean;
+}
+
+export class PlanCatalogDto {
+  @ApiProperty({ type: [PlanOfferDto], description: 'From the smallest plan to the largest' })
+  data: PlanOfferDto[];
+}

@@ -1197,6 +1197,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/auth/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The signed-in user's active sessions, with device and last use
+         * @description Every session of this user that is neither logged out nor expired, most recently used first, the current one marked. A session is one sign-in on one device (password, TOTP or SSO).
+         */
+        get: operations["SessionsController_list"];
+        put?: never;
+        post?: never;
+        /**
+         * Log out everywhere: end every session of yours, this one included
+         * @description Every refresh token and access token of the user stops working at once, on every device; the web front end's session cookie is cleared. Sign in again to go on. Audited.
+         */
+        delete: operations["SessionsController_revokeAll"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/sessions/{sessionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * End one of your sessions (a lost phone, a shared computer)
+         * @description Its refresh token and access tokens stop working at once. Ending the current session is a logout. Audited.
+         */
+        delete: operations["SessionsController_revokeOne"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/account/organization": {
         parameters: {
             query?: never;
@@ -1239,8 +1283,8 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Change the password (needs the current one); the user's other sessions end
-         * @description The new password must have 10 to 256 characters and not be a common one. Every other session of the user ends at once; this one stays. Audited.
+         * Change the display name, or the password (needs the current one; the user's other sessions end)
+         * @description Send `name` to change the display name, and/or `current_password` with `new_password` to change the password. The new password must have 10 to 256 characters and not be a common one. Every other session of the user ends at once; this one stays. Audited.
          */
         patch: operations["AccountController_updateProfile"];
         trace?: never;
@@ -1373,6 +1417,30 @@ export interface paths {
         patch: operations["AccountController_changeRole"];
         trace?: never;
     };
+    "/v1/account/sso": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's single sign-on settings, and what to give the identity provider (owner only)
+         * @description Whether SSO is on, where the IdP metadata comes from and what was read from it, and our side for the IdP: entity id, SP metadata URL and assertion consumer URL.
+         */
+        get: operations["OrganizationSsoController_get"];
+        /**
+         * Configure single sign-on: the IdP metadata (URL or XML), IdP-initiated sign-in, on or off (owner only)
+         * @description Fields not given stay as they are. New metadata is fetched (private and loopback addresses refused) and parsed before anything is stored; metadata that does not load answers 400 and changes nothing. Turning SSO on needs metadata. Our entity id is set from the public address when none is set yet, and the portal's return path /app/ is admitted. Audited as tenant.update.
+         */
+        put: operations["OrganizationSsoController_put"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/api-keys": {
         parameters: {
             query?: never;
@@ -1449,6 +1517,26 @@ export interface paths {
          * @description The tenant's plan with its quotas per billing period and its rate limit, and the state of its Stripe subscription. Reading it spends no API call.
          */
         get: operations["BillingController_plan"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/billing/plans": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every plan with its limits and rate, to compare before an upgrade
+         * @description From the smallest plan to the largest, each with its quotas per billing period and its rate limit; the self-service ones can be bought through POST /v1/billing/checkout, the custom one is agreed with the operator. Reading it spends no API call.
+         */
+        get: operations["BillingController_plans"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2694,6 +2782,11 @@ export interface components {
             token: string;
             /** @example plaid lantern orbit seventy */
             password: string;
+            /**
+             * @description The name shown to the team
+             * @example Grace Hopper
+             */
+            name?: string;
         };
         RegisteredUserDto: {
             /**
@@ -2732,6 +2825,11 @@ export interface components {
              * @example correct horse battery staple
              */
             password: string;
+            /**
+             * @description The owner's name, shown to the team
+             * @example Ada Lovelace
+             */
+            name?: string;
             /**
              * @description The organization (tenant) name
              * @example Acme GmbH
@@ -2882,6 +2980,42 @@ export interface components {
              */
             code: string;
         };
+        SessionDto: {
+            /**
+             * Format: uuid
+             * @example 5f1c9a3e-8b2d-4c7a-9e60-d3b8f2a4c1e9
+             */
+            id: string;
+            /**
+             * @description A short label made from the user agent
+             * @example Firefox on Windows
+             */
+            device: string;
+            /** @example Mozilla/5.0 (Windows NT 10.0; rv:132.0) Firefox/132.0 */
+            user_agent: string | null;
+            /** @example 203.0.113.7 */
+            ip_address: string | null;
+            /**
+             * Format: date-time
+             * @description Its last sign-in or renewal (the web front end renews an open page every few minutes)
+             * @example 2026-03-15T13:30:00.000Z
+             */
+            last_used_at: string;
+            /**
+             * Format: date-time
+             * @description When it ends even if renewed
+             * @example 2026-03-15T13:30:00.000Z
+             */
+            expires_at: string;
+            /**
+             * @description The session of this request
+             * @example true
+             */
+            current: boolean;
+        };
+        SessionListDto: {
+            data: components["schemas"]["SessionDto"][];
+        };
         OrganizationDto: {
             /**
              * Format: uuid
@@ -2915,6 +3049,8 @@ export interface components {
             id: string;
             /** @example owner@acme.example */
             email: string;
+            /** @example Ada Lovelace */
+            name: string | null;
             /**
              * @example owner
              * @enum {string}
@@ -2932,15 +3068,20 @@ export interface components {
         };
         UpdateProfileDto: {
             /**
+             * @description The display name; empty or null removes it
+             * @example Ada Lovelace
+             */
+            name?: string | null;
+            /**
              * @description Required to change the password
              * @example correct horse battery staple
              */
-            current_password: string;
+            current_password?: string;
             /**
-             * @description The new password; the user's other sessions end
+             * @description The new password (with current_password); the user's other sessions end
              * @example plaid lantern orbit seventy
              */
-            new_password: string;
+            new_password?: string;
         };
         InvitationDto: {
             /**
@@ -3001,6 +3142,83 @@ export interface components {
              * @enum {string}
              */
             role: "admin" | "member";
+        };
+        SsoSettingsDto: {
+            /**
+             * @description Members may sign in through the identity provider
+             * @example true
+             */
+            enabled: boolean;
+            /** @example https://idp.example.com/metadata */
+            metadata_url: string | null;
+            /**
+             * @description IdP metadata XML is stored (it is never returned)
+             * @example false
+             */
+            metadata_xml_set: boolean;
+            /**
+             * @description Sign-ins started at the identity provider are accepted
+             * @example false
+             */
+            idp_initiated: boolean;
+            /**
+             * @description Our entity id, for the IdP
+             * @example https://sdf.example.com/saml/acme
+             */
+            sp_entity_id: string;
+            /**
+             * @description Our SP metadata, for the IdP
+             * @example https://sdf.example.com/saml/acme/metadata
+             */
+            sp_metadata_url: string;
+            /**
+             * @description Assertion consumer URL (POST)
+             * @example https://sdf.example.com/saml/acme/acs
+             */
+            acs_url: string;
+            /**
+             * @description Where a sign-in through the identity provider starts (the portal uses it)
+             * @example https://sdf.example.com/saml/acme/login?RelayState=%2Fapp%2F
+             */
+            login_url: string;
+            /** @example https://idp.example.com */
+            idp_entity_id: string | null;
+            /** @example https://idp.example.com/sso/saml */
+            idp_sso_url: string | null;
+            /**
+             * @description Signing certificates read from the IdP metadata
+             * @example 1
+             */
+            idp_certificates: number;
+            /**
+             * Format: date-time
+             * @example 2026-03-15T13:30:00.000Z
+             */
+            metadata_refreshed_at: string | null;
+            /**
+             * @description Why the last metadata refresh failed
+             * @example null
+             */
+            metadata_error: string | null;
+        };
+        UpdateSsoSettingsDto: {
+            /** @example true */
+            enabled?: boolean;
+            /**
+             * @description Where the identity provider publishes its metadata (fetched and checked before it is stored)
+             * @example https://idp.example.com/metadata
+             */
+            metadata_url?: string | null;
+            /**
+             * @description The metadata XML itself, for an identity provider without a metadata URL (the URL wins)
+             * @example <md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" entityID="https://idp.example.com">…</md:EntityDescriptor>
+             */
+            metadata_xml?: string | null;
+            /**
+             * @description Accept sign-ins started at the identity provider
+             * @example false
+             */
+            idp_initiated?: boolean;
         };
         AuditEntryDto: {
             /**
@@ -3091,6 +3309,35 @@ export interface components {
              * @example false
              */
             cancel_at_period_end: boolean;
+        };
+        PlanOfferDto: {
+            /**
+             * @example team
+             * @enum {string}
+             */
+            id: "free" | "developer" | "team" | "business" | "enterprise";
+            /** @example Team */
+            name: string;
+            /**
+             * @description Requests per minute; null: agreed per organization
+             * @example 300
+             */
+            rpm: number | null;
+            limits: components["schemas"]["PlanLimitsDto"];
+            /**
+             * @description Can be bought through Stripe Checkout
+             * @example true
+             */
+            self_service: boolean;
+            /**
+             * @description Limits agreed per organization with the operator
+             * @example false
+             */
+            custom: boolean;
+        };
+        PlanCatalogDto: {
+            /** @description From the smallest plan to the largest */
+            data: components["schemas"]["PlanOfferDto"][];
         };
         UsagePeriodDto: {
             /**
@@ -8339,6 +8586,208 @@ export interface operations {
             };
         };
     };
+    SessionsController_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionListDto"];
+                };
+            };
+            /** @description No access token, or an invalid, expired or revoked one (logout ends a session at once) */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Not a signed-in user's access token (an API key or a service JWT) */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Past the tenant's rate limit (RATE_LIMITED), past a quota of the plan on the managed deployment (QUOTA_EXCEEDED), or too many failed authentications from this address; Retry-After says when to try again */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    SessionsController_revokeAll: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every session ended */
+            204: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No access token, or an invalid, expired or revoked one (logout ends a session at once) */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Not a signed-in user's access token (an API key or a service JWT) */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Past the tenant's rate limit (RATE_LIMITED), past a quota of the plan on the managed deployment (QUOTA_EXCEEDED), or too many failed authentications from this address; Retry-After says when to try again */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    SessionsController_revokeOne: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The session id */
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ended */
+            204: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed session id (not a uuid) */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description No access token, or an invalid, expired or revoked one (logout ends a session at once) */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Not a signed-in user's access token (an API key or a service JWT) */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description No active session of yours with this id */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Past the tenant's rate limit (RATE_LIMITED), past a quota of the plan on the managed deployment (QUOTA_EXCEEDED), or too many failed authentications from this address; Retry-After says when to try again */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
     AccountController_organization: {
         parameters: {
             query?: never;
@@ -9345,6 +9794,152 @@ export interface operations {
             };
         };
     };
+    OrganizationSsoController_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SsoSettingsDto"];
+                };
+            };
+            /** @description No access token, or an invalid, expired or revoked one (logout ends a session at once) */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Not the owner, or not a signed-in user's token */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Past the tenant's rate limit (RATE_LIMITED), past a quota of the plan on the managed deployment (QUOTA_EXCEEDED), or too many failed authentications from this address; Retry-After says when to try again */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    OrganizationSsoController_put: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateSsoSettingsDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SsoSettingsDto"];
+                };
+            };
+            /** @description Unusable metadata, or SSO turned on without metadata */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description No access token, or an invalid, expired or revoked one (logout ends a session at once) */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Not the owner, or not a signed-in user's token */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is over JSON_BODY_LIMIT_BYTES (1 MiB by default) */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Past the tenant's rate limit (RATE_LIMITED), past a quota of the plan on the managed deployment (QUOTA_EXCEEDED), or too many failed authentications from this address; Retry-After says when to try again */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
     PortalApiKeysController_list: {
         parameters: {
             query?: never;
@@ -9677,6 +10272,65 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["BillingPlanDto"];
+                };
+            };
+            /** @description No credentials, or an unknown, expired or revoked API key or JWT */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description An admin JWT: tenant endpoints take tenant credentials */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Past the tenant's rate limit, or too many failed authentications from this address; Retry-After says when to try again */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    BillingController_plans: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlanCatalogDto"];
                 };
             };
             /** @description No credentials, or an unknown, expired or revoked API key or JWT */
