@@ -18,10 +18,13 @@ export {
 export {
   createValidationPool,
   DataBudgetError,
+  ProduceBudgetError,
   WorkerTaskError,
   type PoolDataOptions,
   type PoolDataResult,
   type PoolLane,
+  type PoolProduceOptions,
+  type PoolProduceResult,
   type PoolTaskOptions,
   type PoolValidateOptions,
   type PoolVerifyOptions,
@@ -44,5 +47,5 @@ export { signArchive, type SignOptions } from './signature/sign.js';
 export { createSignThreads, type SignThreads, type ThreadSignOptions } from './signature/sign-threads.js';
 export { verifyArchive, type KeyLookup, type VerifyResult } from './signature/verify.js';
 export { pack, type PackInput, type PackMetaInput, type PackResult } from './producer/pack.js';
-export { render } from './producer/render.js';
+export { layoutFor, render } from './producer/render.js';
 export { openArchive, readEntries, type Archive } from './zip/archive.js';

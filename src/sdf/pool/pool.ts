@@ -10,7 +10,9 @@ import {
   type ValidationResult,
 } from '../validate.js';
 import { applyTrust, type KeyLookup, type VerifyResult } from '../signature/verify.js';
+import { SdfError } from '../errors.js';
 import type { Limits } from '../limits.js';
+import type { PackInput } from '../producer/pack.js';
 import type { WorkerMessage, WorkerTask } from './validate-worker.js';
 import { transpiledWorkerUrl } from './ts-sources.js';
 import { overBudget } from './budget.js';
@@ -67,6 +69,22 @@ export interface PoolDataResult {
   data?: Buffer;
 }
 
+/** Options of producing a file: limits, lane, tenant, and the file to write it to. */
+export interface PoolProduceOptions {
+  limits?: Partial<Limits>;
+  lane?: PoolLane;
+  tenant?: string;
+  /** A path where no file exists yet: the SDF file is written there (flushed to disk) instead of returned. */
+  output?: string;
+}
+
+/** A produced SDF file: its size, meta.json as written, its bytes unless written to `output`. */
+export interface PoolProduceResult {
+  size: number;
+  meta: Record<string, string>;
+  archive?: Buffer;
+}
+
 /** F9 verification done in a worker; `pid` names the process that read the archive. */
 export interface PoolVerifyResult {
   result: VerifyResult;
@@ -82,6 +100,12 @@ export interface ValidationPool {
    * archive is not judged (it was, when it was stored). A read that runs out of the budget rejects.
    */
   extractData(input: Buffer | string, options?: PoolDataOptions): Promise<PoolDataResult>;
+  /**
+   * Rule 10 in a worker: checks the data against the schema, renders the PDF and packs the file under
+   * the same time and memory budget as validation. Rejects with the SdfError of data that is refused,
+   * or a ProduceBudgetError when the budget runs out.
+   */
+  produce(input: Pick<PackInput, 'data' | 'schema' | 'meta'>, options?: PoolProduceOptions): Promise<PoolProduceResult>;
   destroy(): Promise<void>;
 }
 
@@ -98,6 +122,14 @@ export class DataBudgetError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'DataBudgetError';
+  }
+}
+
+/** A file could not be produced within the pool's time or memory budget. */
+export class ProduceBudgetError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ProduceBudgetError';
   }
 }
 
@@ -370,6 +402,47 @@ export function createValidationPool(options: ValidationPoolOptions = {}): Valid
     });
   }
 
+  function produce(
+    input: Pick<PackInput, 'data' | 'schema' | 'meta'>,
+    produceOptions: PoolProduceOptions = {},
+  ): Promise<PoolProduceResult> {
+    return enqueue<PoolProduceResult | ProduceBudgetError>({
+      task: {
+        id: nextId++,
+        kind: 'produce',
+        input: '',
+        produce: input,
+        limits: produceOptions.limits,
+        output: produceOptions.output,
+      },
+      // Someone waits for the file (POST /sdf/produce).
+      lane: produceOptions.lane ?? 'interactive',
+      tenant: produceOptions.tenant ?? '',
+      answer: async (message) => {
+        if ('refused' in message) {
+          const { code, message: text, file, details } = message.refused;
+          throw new SdfError(code, text, file, details);
+        }
+        if (!('produced' in message)) throw new Error('the validation worker answered another task');
+        const { size, meta, archive } = message.produced;
+        return {
+          size,
+          meta,
+          ...(archive ? { archive: Buffer.from(archive.buffer, archive.byteOffset, archive.byteLength) } : {}),
+        };
+      },
+      overBudget: (_stage, exceeded) =>
+        new ProduceBudgetError(
+          exceeded === 'time'
+            ? `producing the file did not finish within the time budget of ${timeoutMs} ms`
+            : `producing the file exceeded the memory budget of ${memoryMb} MB`,
+        ),
+    }).then((outcome) => {
+      if (outcome instanceof ProduceBudgetError) throw outcome;
+      return outcome;
+    });
+  }
+
   /** Kills every worker and resolves once they have exited; files in flight or queued are rejected. */
   async function destroy(): Promise<void> {
     destroyed = true;
@@ -386,7 +459,7 @@ export function createValidationPool(options: ValidationPoolOptions = {}): Valid
     await Promise.all(exits);
   }
 
-  return { validate, verify, extractData, destroy };
+  return { validate, verify, extractData, produce, destroy };
 }
 
 function lastLine(slot: Slot): string {

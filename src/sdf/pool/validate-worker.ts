@@ -1,5 +1,6 @@
-import { SdfError } from '../errors.js';
+import { SdfError, type SdfErrorCode, type SdfErrorDetail } from '../errors.js';
 import { writeNewFile } from '../output-file.js';
+import { pack, type PackInput } from '../producer/pack.js';
 import { resolveLimits, type Limits } from '../limits.js';
 import { parseMeta } from '../rules/meta.js';
 import { checkIntegrity, type IntegrityOutcome } from '../signature/verify.js';
@@ -9,14 +10,32 @@ import { openArchive, readEntries } from '../zip/archive.js';
 /**
  * Pool to worker. `validate` (the default) runs the checks of F10. `verify` runs the integrity half of
  * F9 alone (POST /verify/:id). `data` reads data.json out of an archive (GET /data/:id): into a new file
- * at `output` when given, else its bytes come back.
+ * at `output` when given, else its bytes come back. `produce` packs `produce` (data, schema and meta
+ * fields) into an SDF file, rendering its PDF: into a new file at `output` when given, else its bytes
+ * come back.
  */
 export interface WorkerTask {
   id: number;
-  kind?: 'validate' | 'verify' | 'data';
+  kind?: 'validate' | 'verify' | 'data' | 'produce';
   input: Uint8Array | string;
+  produce?: Pick<PackInput, 'data' | 'schema' | 'meta'>;
   limits?: Partial<Limits>;
   output?: string;
+}
+
+/** A produced file: its size, meta.json as written, and its bytes unless written to `output`. */
+export interface ProducedFile {
+  size: number;
+  meta: Record<string, string>;
+  archive?: Uint8Array;
+}
+
+/** An SdfError as it crosses from the worker (class instances do not survive the channel). */
+export interface SdfErrorShape {
+  code: SdfErrorCode;
+  message: string;
+  file?: string;
+  details: SdfErrorDetail[];
 }
 
 /**
@@ -28,6 +47,8 @@ export type WorkerMessage =
   | { id: number; outcome: CoreOutcome; pid: number }
   | { id: number; integrity: IntegrityOutcome; pid: number }
   | { id: number; extracted: { size: number; data?: Uint8Array }; pid: number }
+  | { id: number; produced: ProducedFile; pid: number }
+  | { id: number; refused: SdfErrorShape; pid: number }
   | { id: number; error: string };
 
 const send = (message: WorkerMessage): void => {
@@ -70,9 +91,30 @@ async function extract(task: WorkerTask): Promise<{ size: number; data?: Uint8Ar
   return { size: data.length };
 }
 
+/**
+ * Rule 10: the producer, off the service's event loop and within the pool's budget. Its time counts
+ * from here (the `data` stage: the data is being judged, then rendered); a refusal comes back as the
+ * SdfError it is, so the service can answer with the schema's errors.
+ */
+async function produce(task: WorkerTask): Promise<WorkerMessage> {
+  send({ id: task.id, stage: CHECK_NAMES.indexOf('data') });
+  try {
+    const { archive, meta } = await pack({ ...task.produce!, limits: task.limits });
+    if (task.output === undefined)
+      return { id: task.id, produced: { size: archive.length, meta, archive }, pid: process.pid };
+    writeNewFile(task.output, archive);
+    return { id: task.id, produced: { size: archive.length, meta }, pid: process.pid };
+  } catch (error) {
+    if (!(error instanceof SdfError)) throw error;
+    const { code, message, file, details } = error;
+    return { id: task.id, refused: { code, message, file, details }, pid: process.pid };
+  }
+}
+
 /** Runs in a pool process: the untrusted bytes never touch the service's heap or event loop. */
 async function run(task: WorkerTask): Promise<WorkerMessage> {
   try {
+    if (task.kind === 'produce') return await produce(task);
     if (task.kind === 'verify') return { id: task.id, integrity: await verify(task), pid: process.pid };
     if (task.kind === 'data') return { id: task.id, extracted: await extract(task), pid: process.pid };
     const outcome = await validateCore(toInput(task.input), {
