@@ -48,7 +48,9 @@ export async function applyAuditRetention(
   options: { years: number; dryRun: boolean; actor: string },
 ): Promise<RetentionReport> {
   if (!Number.isInteger(options.years) || options.years < AUDIT_RETENTION_YEARS) {
-    throw new AuditRetentionRefusal(`retention must be at least ${AUDIT_RETENTION_YEARS} years (S11)`);
+    throw new AuditRetentionRefusal(
+      `retention must be at least ${AUDIT_RETENTION_YEARS} years: audit entries are kept that long`,
+    );
   }
   // Partition bounds are read back from their text form; ISO and UTC make that exact whatever the role's settings.
   await client.query(`SET DateStyle = ISO; SET TimeZone = 'UTC'`);

@@ -204,7 +204,7 @@ export function registerAdminCommands(program: Command): void {
 
   admin
     .command('rotate-master-key')
-    .description('re-encrypt every stored secret under the current MASTER_KEY (S7); prints counts, never keys')
+    .description('re-encrypt every stored secret under the current MASTER_KEY; prints counts, never keys')
     .action(async () => {
       const [{ DataSource }, { CryptoBox }, { rotateMasterKey }] = await Promise.all([
         import('typeorm'),
@@ -217,7 +217,7 @@ export function registerAdminCommands(program: Command): void {
   admin
     .command('audit-retention')
     .description(
-      'detach and drop the monthly audit_log partitions past retention (S11: 7 years), connecting with ' +
+      'detach and drop the monthly audit_log partitions past retention (7 years), connecting with ' +
         'AUDIT_MAINTENANCE_DATABASE_URL (a role that owns audit_log); prints them as JSON',
     )
     .option(
@@ -229,9 +229,7 @@ export function registerAdminCommands(program: Command): void {
     .action(async (opts: { years: string; dryRun?: boolean }) => {
       const years = parsePositive(opts.years, '--years');
       if (years < AUDIT_RETENTION_YEARS) {
-        throw new CliUsageError(
-          `--years must be at least ${AUDIT_RETENTION_YEARS} (S11: audit entries are kept 7 years)`,
-        );
+        throw new CliUsageError(`--years must be at least ${AUDIT_RETENTION_YEARS} (audit entries are kept 7 years)`);
       }
       const [{ parseEnv }, { default: pg }] = await Promise.all([import('../config/env.js'), import('pg')]);
       // Never the service's DATABASE_URL: the service's role may add partitions but must not be the one dropping them.

@@ -15,7 +15,7 @@ export class ErrorPayloadDto {
   @ApiProperty({ example: 'Request validation failed' })
   message: string;
 
-  @ApiPropertyOptional({ example: 'data.json', description: 'SDF failures: the archive entry concerned (F3)' })
+  @ApiPropertyOptional({ example: 'data.json', description: 'SDF format failures: the archive entry concerned' })
   file?: string;
 
   @ApiProperty({ type: [ErrorDetailDto] })

@@ -33,7 +33,7 @@ const FILE_BODY = {
 
 const UPLOAD_DESCRIPTION =
   'Stores the file and answers at once with its record in status `pending`; a background job validates it ' +
-  '(poll GET /sdf/{id}, or subscribe to document.validated). Only meta.json is read now (S2): a file that is ' +
+  '(poll GET /sdf/{id}, or subscribe to document.validated). Only meta.json is read now: a file that is ' +
   'not a ZIP or whose meta.json is missing or unreadable is refused with 422, and nothing is stored on any ' +
   'error. A retry with the same Idempotency-Key answers the first record, with Idempotent-Replayed: true.';
 
@@ -42,8 +42,8 @@ const Alias = (of: string, what: string) =>
   applyDecorators(
     ApiExtension('x-alias-of', of),
     ApiOperation({
-      summary: `Alias of ${of} (S1)`,
-      description: `The same operation as ${of} under another path (S1): ${what}`,
+      summary: `Alias of ${of}`,
+      description: `The same operation as ${of} under another path: ${what}`,
     }),
   );
 
@@ -111,7 +111,7 @@ const Upload = () =>
     ApiError(400, 'A malformed Idempotency-Key', MALFORMED_IDEMPOTENCY_KEY),
     ApiError(
       422,
-      'SDF_ERROR_NOT_ZIP, SDF_ERROR_INVALID_META or another archive fault the partial read finds (S2); nothing is stored',
+      'SDF_ERROR_NOT_ZIP, SDF_ERROR_INVALID_META or another archive fault the partial read finds; nothing is stored',
       NOT_ZIP,
       INVALID_META,
     ),
@@ -178,7 +178,7 @@ export class DocumentsController {
   @ApiOkResponse({ type: ValidateOkDto, description: 'Every check passed' })
   @ApiUnprocessableEntityResponse({
     type: ValidateFailedDto,
-    description: 'A check failed (F10): the S5 error body with `valid: false` and the checks beside it',
+    description: 'A check failed: the error body with `valid: false` and the checks beside it',
     examples: {
       schema_mismatch: {
         summary: 'data.json does not pass schema.json',
@@ -212,7 +212,7 @@ export class DocumentsController {
 
   @Get('sdf/:id')
   @ApiOperation({
-    summary: 'One document record with its validation result (S1), for polling',
+    summary: 'One document record with its validation result, for polling',
     description:
       'The record with `validation` (null while pending), `validated_at` and, when the last signing gave up, ' +
       '`signing_error`. Poll it after an upload until `status` is no longer `pending`.',
@@ -253,7 +253,7 @@ export class DocumentsController {
 
   @Get('meta/:id')
   @ApiOperation({
-    summary: 'meta.json in the service shape (F4), read at upload; any status',
+    summary: 'meta.json in the service shape, read at upload; any status',
     description:
       'meta.json as read at upload, unknown fields included, in the service shape; answered for a document ' +
       'in any status, pending and invalid ones included.',
@@ -308,7 +308,7 @@ export class DocumentsController {
 
   @Get('list')
   @ApiOperation({
-    summary: 'Documents, newest first, keyset-paginated (S4)',
+    summary: 'Documents, newest first, keyset-paginated',
     description:
       "The tenant's documents, newest first. `limit` 1 to 100 (default 20); pass `next_cursor` as `cursor` " +
       'for the next page while `has_more` is true. `status` and `document_type` filter and combine.',
@@ -319,7 +319,7 @@ export class DocumentsController {
   }
 
   @Get('sdf')
-  @Alias('GET /list', "The tenant's documents, newest first, keyset-paginated (S4).")
+  @Alias('GET /list', "The tenant's documents, newest first, keyset-paginated.")
   @List()
   listAlias(@Tenant() auth: TenantAuth, @Query() query: ListDocumentsQueryDto): Promise<DocumentListDto> {
     return this.page(auth, query);

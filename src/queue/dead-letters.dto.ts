@@ -24,7 +24,11 @@ const DELIVERY_JOB_ID = `${EX.eventId}_${EX.webhookId}`;
 
 export class FailedJobDto {
   @ApiProperty({ description: 'Queue job id (use it in the retry path)', example: DELIVERY_JOB_ID }) id: string;
-  @ApiProperty({ example: `webhook-delivery:${DELIVERY_JOB_ID}`, description: 'S9 public job id' }) job_id: string;
+  @ApiProperty({
+    example: `webhook-delivery:${DELIVERY_JOB_ID}`,
+    description: 'The public job id, `{queue-name}:{queue-job-id}`',
+  })
+  job_id: string;
   @ApiProperty({ example: 'document.validated' }) name: string;
   @ApiProperty({
     type: 'object',

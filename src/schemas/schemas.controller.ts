@@ -51,7 +51,7 @@ export class SchemasController {
       'Registers a JSON Schema (Draft 2020-12) under a schema id (`<type>/v<major>`) and a version. It must ' +
       'compile and resolve every $ref inside itself. A registered version never changes. The validation ' +
       'result of a document whose meta.json names the schema id says whether its embedded schema.json equals ' +
-      'a registered version (`registry_match`); the embedded schema stays the one validation uses (S14). Audited.',
+      'a registered version (`registry_match`); the embedded schema stays the one validation uses. Audited.',
   })
   @ApiCreatedResponse({ type: SchemaSummaryDto })
   @JsonBodyErrors('Malformed schema_id or version, or a schema that does not compile', {

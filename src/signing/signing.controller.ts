@@ -56,13 +56,13 @@ export class SigningController {
   @ApiOperation({
     summary: "Verify the stored file's signature against the tenant's keys, rotated ones included",
     description:
-      'Checks signature.sig of the stored file (F9): it must cover every entry as stored and verify with the ' +
+      'Checks signature.sig of the stored file: it must cover every entry as stored and verify with the ' +
       "key it names; `trusted` says whether that key is one of this tenant's. An unsigned file answers " +
       '`valid: false` with a reason, not an error.',
   })
   @ApiOkResponse({
     type: VerifyResultDto,
-    description: 'The F9 result; an unsigned file is `valid: false` with a reason',
+    description: 'The verification result; an unsigned file is `valid: false` with a reason',
   })
   @DocumentId()
   @ApiError(409, 'INVALID_STATE: the document is pending or invalid', {

@@ -116,7 +116,8 @@ export class TenantDto {
   @ApiProperty({ format: 'uuid', example: EX.tenantId }) id: string;
   @ApiProperty({ example: 'Acme GmbH' }) name: string;
   @ApiProperty({ example: 'acme' }) slug: string;
-  @ApiProperty({ type: 'integer', example: 60, description: 'Requests per minute (S12)' }) rate_limit_rpm: number;
+  @ApiProperty({ type: 'integer', example: 60, description: 'Requests per minute, shared by every API instance' })
+  rate_limit_rpm: number;
   @ApiProperty({ example: false }) saml_enabled: boolean;
   @ApiProperty({ type: 'string', nullable: true, example: 'https://idp.example.com/metadata' })
   saml_metadata_url: string | null;

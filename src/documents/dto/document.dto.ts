@@ -22,7 +22,7 @@ export class SignatureResultDto {
     string | null;
   @ApiProperty({ type: String, nullable: true, example: EX.keyThumbprint }) key_id: string | null;
   @ApiProperty({ type: String, nullable: true, format: 'date-time', example: EX.updatedAt }) signed_at: string | null;
-  @ApiProperty({ description: "true only when the key is one of the tenant's (F9)", example: true }) trusted: boolean;
+  @ApiProperty({ description: "true only when the key is one of the tenant's", example: true }) trusted: boolean;
   @ApiPropertyOptional({
     description: 'Why the signature is not valid',
     example: 'the signature does not verify with the key it names',
@@ -49,7 +49,7 @@ export class StoredValidationDto {
     type: Boolean,
     nullable: true,
     example: true,
-    description: "S14: embedded schema.json equals the registry's for meta's schema_id; null when not judged",
+    description: "Whether the embedded schema.json equals the registry's for meta's schema_id; null when not judged",
   })
   registry_match: boolean | null;
 }
@@ -161,7 +161,7 @@ export class DocumentListDto {
   @ApiProperty({
     type: String,
     nullable: true,
-    description: 'S4: null when has_more is false',
+    description: 'The cursor of the next page; null when has_more is false',
     example: 'eyJ0IjoiMjAyNi0wMy0xNVQxMzozMDowMC4wMDBaIiwiaWQiOiIwYjVjNGM5ZS00YThkLTRhMmUtOWEzOS0xZDhlOWM2ZjBkMTEifQ',
   })
   next_cursor: string | null;

@@ -14,7 +14,7 @@ export class SignAcceptedDto {
   status: string;
   @ApiProperty({
     example: `sign-sdf:${EX.documentId}`,
-    description: '`{queue-name}:{queue-job-id}` (S9)',
+    description: 'The public job id, `{queue-name}:{queue-job-id}`',
   })
   job_id: string;
 }

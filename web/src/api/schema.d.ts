@@ -183,7 +183,7 @@ export interface paths {
         put?: never;
         /**
          * Upload an .sdf file (multipart field `file`); validation runs in the background
-         * @description Stores the file and answers at once with its record in status `pending`; a background job validates it (poll GET /sdf/{id}, or subscribe to document.validated). Only meta.json is read now (S2): a file that is not a ZIP or whose meta.json is missing or unreadable is refused with 422, and nothing is stored on any error. A retry with the same Idempotency-Key answers the first record, with Idempotent-Replayed: true.
+         * @description Stores the file and answers at once with its record in status `pending`; a background job validates it (poll GET /sdf/{id}, or subscribe to document.validated). Only meta.json is read now: a file that is not a ZIP or whose meta.json is missing or unreadable is refused with 422, and nothing is stored on any error. A retry with the same Idempotency-Key answers the first record, with Idempotent-Replayed: true.
          */
         post: operations["DocumentsController_upload"];
         delete?: never;
@@ -200,14 +200,14 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Alias of GET /list (S1)
-         * @description The same operation as GET /list under another path (S1): The tenant's documents, newest first, keyset-paginated (S4).
+         * Alias of GET /list
+         * @description The same operation as GET /list under another path: The tenant's documents, newest first, keyset-paginated.
          */
         get: operations["DocumentsController_listAlias"];
         put?: never;
         /**
-         * Alias of POST /upload (S1)
-         * @description The same operation as POST /upload under another path (S1): Stores the file and answers at once with its record in status `pending`; a background job validates it (poll GET /sdf/{id}, or subscribe to document.validated). Only meta.json is read now (S2): a file that is not a ZIP or whose meta.json is missing or unreadable is refused with 422, and nothing is stored on any error. A retry with the same Idempotency-Key answers the first record, with Idempotent-Replayed: true.
+         * Alias of POST /upload
+         * @description The same operation as POST /upload under another path: Stores the file and answers at once with its record in status `pending`; a background job validates it (poll GET /sdf/{id}, or subscribe to document.validated). Only meta.json is read now: a file that is not a ZIP or whose meta.json is missing or unreadable is refused with 422, and nothing is stored on any error. A retry with the same Idempotency-Key answers the first record, with Idempotent-Replayed: true.
          */
         post: operations["DocumentsController_uploadAlias"];
         delete?: never;
@@ -244,15 +244,15 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * One document record with its validation result (S1), for polling
+         * One document record with its validation result, for polling
          * @description The record with `validation` (null while pending), `validated_at` and, when the last signing gave up, `signing_error`. Poll it after an upload until `status` is no longer `pending`.
          */
         get: operations["DocumentsController_getOne"];
         put?: never;
         post?: never;
         /**
-         * Alias of DELETE /delete/:id (S1)
-         * @description The same operation as DELETE /delete/:id under another path (S1): Deletes the file and the record permanently.
+         * Alias of DELETE /delete/:id
+         * @description The same operation as DELETE /delete/:id under another path: Deletes the file and the record permanently.
          */
         delete: operations["DocumentsController_deleteAlias"];
         options?: never;
@@ -288,7 +288,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * meta.json in the service shape (F4), read at upload; any status
+         * meta.json in the service shape, read at upload; any status
          * @description meta.json as read at upload, unknown fields included, in the service shape; answered for a document in any status, pending and invalid ones included.
          */
         get: operations["DocumentsController_meta"];
@@ -328,7 +328,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Documents, newest first, keyset-paginated (S4)
+         * Documents, newest first, keyset-paginated
          * @description The tenant's documents, newest first. `limit` 1 to 100 (default 20); pass `next_cursor` as `cursor` for the next page while `has_more` is true. `status` and `document_type` filter and combine.
          */
         get: operations["DocumentsController_list"];
@@ -503,7 +503,7 @@ export interface paths {
         put?: never;
         /**
          * Register a schema version
-         * @description Registers a JSON Schema (Draft 2020-12) under a schema id (`<type>/v<major>`) and a version. It must compile and resolve every $ref inside itself. A registered version never changes. The validation result of a document whose meta.json names the schema id says whether its embedded schema.json equals a registered version (`registry_match`); the embedded schema stays the one validation uses (S14). Audited.
+         * @description Registers a JSON Schema (Draft 2020-12) under a schema id (`<type>/v<major>`) and a version. It must compile and resolve every $ref inside itself. A registered version never changes. The validation result of a document whose meta.json names the schema id says whether its embedded schema.json equals a registered version (`registry_match`); the embedded schema stays the one validation uses. Audited.
          */
         post: operations["SchemasController_create"];
         delete?: never;
@@ -643,7 +643,7 @@ export interface paths {
         put?: never;
         /**
          * Verify the stored file's signature against the tenant's keys, rotated ones included
-         * @description Checks signature.sig of the stored file (F9): it must cover every entry as stored and verify with the key it names; `trusted` says whether that key is one of this tenant's. An unsigned file answers `valid: false` with a reason, not an error.
+         * @description Checks signature.sig of the stored file: it must cover every entry as stored and verify with the key it names; `trusted` says whether that key is one of this tenant's. An unsigned file answers `valid: false` with a reason, not an error.
          */
         post: operations["SigningController_verify"];
         delete?: never;
@@ -1644,7 +1644,7 @@ export interface components {
             /** @example Request validation failed */
             message: string;
             /**
-             * @description SDF failures: the archive entry concerned (F3)
+             * @description SDF format failures: the archive entry concerned
              * @example data.json
              */
             file?: string;
@@ -1664,7 +1664,7 @@ export interface components {
             /** @example acme */
             slug: string;
             /**
-             * @description Requests per minute (S12)
+             * @description Requests per minute, shared by every API instance
              * @example 60
              */
             rate_limit_rpm: number;
@@ -1994,7 +1994,7 @@ export interface components {
              */
             signed_at: string | null;
             /**
-             * @description true only when the key is one of the tenant's (F9)
+             * @description true only when the key is one of the tenant's
              * @example true
              */
             trusted: boolean;
@@ -2050,7 +2050,7 @@ export interface components {
              */
             schema_sha256: string | null;
             /**
-             * @description S14: embedded schema.json equals the registry's for meta's schema_id; null when not judged
+             * @description Whether the embedded schema.json equals the registry's for meta's schema_id; null when not judged
              * @example true
              */
             registry_match: boolean | null;
@@ -2154,7 +2154,7 @@ export interface components {
         DocumentListDto: {
             documents: components["schemas"]["DocumentListItemDto"][];
             /**
-             * @description S4: null when has_more is false
+             * @description The cursor of the next page; null when has_more is false
              * @example eyJ0IjoiMjAyNi0wMy0xNVQxMzozMDowMC4wMDBaIiwiaWQiOiIwYjVjNGM5ZS00YThkLTRhMmUtOWEzOS0xZDhlOWM2ZjBkMTEifQ
              */
             next_cursor: string | null;
@@ -2168,7 +2168,7 @@ export interface components {
              */
             id: string;
             /**
-             * @description S9 public job id
+             * @description The public job id, `{queue-name}:{queue-job-id}`
              * @example webhook-delivery:d4b7e2a9-5c1f-4a86-9e3b-7f0c2d8a6b15_9b2d7e14-6a5c-4f38-8d21-c7e0b4a9f356
              */
             job_id: string;
@@ -2424,7 +2424,7 @@ export interface components {
              */
             status: "valid";
             /**
-             * @description `{queue-name}:{queue-job-id}` (S9)
+             * @description The public job id, `{queue-name}:{queue-job-id}`
              * @example sign-sdf:0b5c4c9e-4a8d-4a2e-9a39-1d8e9c6f0d11
              */
             job_id: string;
@@ -4161,7 +4161,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description SDF_ERROR_NOT_ZIP, SDF_ERROR_INVALID_META or another archive fault the partial read finds (S2); nothing is stored */
+            /** @description SDF_ERROR_NOT_ZIP, SDF_ERROR_INVALID_META or another archive fault the partial read finds; nothing is stored */
             422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4367,7 +4367,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description SDF_ERROR_NOT_ZIP, SDF_ERROR_INVALID_META or another archive fault the partial read finds (S2); nothing is stored */
+            /** @description SDF_ERROR_NOT_ZIP, SDF_ERROR_INVALID_META or another archive fault the partial read finds; nothing is stored */
             422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4485,7 +4485,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description A check failed (F10): the S5 error body with `valid: false` and the checks beside it */
+            /** @description A check failed: the error body with `valid: false` and the checks beside it */
             422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -6385,7 +6385,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The F9 result; an unsigned file is `valid: false` with a reason */
+            /** @description The verification result; an unsigned file is `valid: false` with a reason */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
