@@ -106,6 +106,8 @@ export async function createApp(
   config: AppConfig,
   logger: LoggerService = new JsonLogger(config.env.LOG_LEVEL),
   overrides: AppOverrides = {},
+  /** The service process installs its own bounded drain (graceful-shutdown.ts) instead of Nest's hooks. */
+  options: { shutdownHooks?: boolean } = {},
 ) {
   // S7: refuse to start with a master key that is not the one the stored secrets were sealed with.
   await assertMasterKeys(config.env.DATABASE_URL, config.secrets);
@@ -143,7 +145,7 @@ export async function createApp(
       },
     }),
   );
-  app.enableShutdownHooks();
+  if (options.shutdownHooks !== false) app.enableShutdownHooks();
   if (config.runsApi) {
     app.use(webApp());
     mountOpenApi(app, config.version);

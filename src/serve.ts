@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { createApp, prepareDatabase } from './bootstrap.js';
+import { installGracefulShutdown } from './common/graceful-shutdown.js';
 import { JsonLogger } from './common/logger.js';
 import { AppConfig } from './config/app-config.js';
 import { ConfigError } from './config/env.js';
@@ -36,7 +37,8 @@ async function main(): Promise<void> {
     );
   }
   await prepareDatabase(config, logger);
-  const app = await createApp(config, logger);
+  const app = await createApp(config, logger, {}, { shutdownHooks: false });
+  installGracefulShutdown(app, { timeoutMs: config.env.SHUTDOWN_TIMEOUT_MS, logger });
   if (config.env.METRICS_PORT !== undefined) {
     const server = await startMetricsServer(config, app.get(MetricsService));
     app.getHttpServer().on('close', () => server.close());

@@ -79,7 +79,8 @@ describe('uploads in flight per tenant, across API processes, and stalled bodies
   /** Spool files left in the local store's temporary folder (where upload bodies are written). */
   const spoolFiles = () => {
     try {
-      return readdirSync(join(a.config.env.STORAGE_LOCAL_DIR, '.tmp')).filter((n) => n.endsWith('.part'));
+      const names = readdirSync(join(a.config.env.STORAGE_LOCAL_DIR, '.tmp'), { recursive: true }) as string[];
+      return names.filter((n) => n.endsWith('.part'));
     } catch {
       return [];
     }

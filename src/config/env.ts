@@ -26,6 +26,9 @@ export const envSchema = z.object({
   HTTP_REQUEST_TIMEOUT_MS: positiveInt.default(600_000),
   HTTP_IDLE_TIMEOUT_MS: positiveInt.default(60_000),
   HTTP_KEEP_ALIVE_TIMEOUT_MS: positiveInt.default(5_000),
+  // On SIGTERM: requests in flight and running jobs get this long to finish, then the process exits 0;
+  // below the 10 s an orchestrator (docker stop, Kubernetes) waits before SIGKILL.
+  SHUTDOWN_TIMEOUT_MS: positiveInt.default(8_000),
   // S15: /health/ready answers from a result this old at most (0: every call checks, concurrent ones share).
   READINESS_CACHE_MS: z.coerce.number().int().min(0).default(1_000),
   DEPLOYMENT_MODE: z.enum(['self-hosted', 'managed']).default('self-hosted'),
@@ -122,8 +125,10 @@ export const envSchema = z.object({
   SIGN_SDF_CONCURRENCY: positiveInt.default(4),
   // Threads per worker process that run signArchive() off the event loop (default: cores but one, 1-4).
   SIGN_THREADS: positiveInt.optional(),
-  WORKER_LOCK_DURATION_MS: positiveInt.default(30_000),
-  WORKER_STALLED_INTERVAL_MS: positiveInt.default(30_000),
+  // A dead worker's jobs are taken over within the sum (15 s by default). Jobs run their heavy work off
+  // the event loop (validation pool, signing threads), so locks are renewed on time however busy it is.
+  WORKER_LOCK_DURATION_MS: positiveInt.default(10_000),
+  WORKER_STALLED_INTERVAL_MS: positiveInt.default(5_000),
   // S9: documents still pending this long after upload are enqueued again (a lost enqueue).
   PENDING_SWEEP_INTERVAL_MS: positiveInt.default(60_000),
   PENDING_SWEEP_AGE_MS: positiveInt.default(120_000),

@@ -1,5 +1,6 @@
 import { createReadStream, statSync } from 'node:fs';
-import { mkdir, open, readFile, rename, rm, stat, unlink, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, rm, rmdir, stat, unlink, type FileHandle } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -32,8 +33,16 @@ export class LocalStorageDriver implements StorageDriver {
   /** Renames into one folder at the same moment share its fsync. */
   private readonly folders = new FolderSync();
 
-  constructor(root: string) {
+  /**
+   * This process's temporary folder under `.tmp`, named `<pid>@<host>`: at start, a folder of this host
+   * whose process is gone (or that bears this process's own name, from an earlier life in the same
+   * container) holds nothing anyone writes, and goes at once.
+   */
+  readonly instance: string;
+
+  constructor(root: string, instance = `${process.pid}@${hostname()}`) {
     this.root = resolve(root);
+    this.instance = instance;
   }
 
   private pathOf(key: string): string {
@@ -44,16 +53,42 @@ export class LocalStorageDriver implements StorageDriver {
 
   /** A new private temporary file. */
   private async openTemp(): Promise<{ temp: string; handle: FileHandle }> {
-    const temp = join(this.root, TMP, temporaryName('.part'));
+    const temp = join(this.spoolDir(), temporaryName('.part'));
     return { temp, handle: await createPrivateFile(temp) };
   }
 
   /**
-   * Temporary files (partial writes, spooled uploads) left by a process that died mid-write, removed
-   * once they are a day old; returns how many.
+   * Temporary files (partial writes, spooled uploads, signed copies) no process will finish, which no
+   * document refers to (a document's file is only ever the result of a rename); returns how many went.
+   * The folders of processes of this host that are gone (and this process's own name, at start) go
+   * whole; in the folders of other hosts' processes, files unchanged for `idleMs` (a live upload writes
+   * at least every UPLOAD_BODY_STALL_MS or is cut). This process's own folder is otherwise left alone.
    */
-  sweepTemp(olderThanMs = 24 * 3600_000): Promise<number> {
-    return sweepStaleFiles(join(this.root, TMP), olderThanMs);
+  async sweepTemp(idleMs: number, options: { atStart?: boolean } = {}): Promise<number> {
+    const tmp = join(this.root, TMP);
+    const entries = await readdir(tmp, { withFileTypes: true }).catch((err: unknown) => {
+      if (isNotFound(err)) return [];
+      throw err;
+    });
+    let removed = 0;
+    const here = hostname();
+    for (const entry of entries) {
+      const path = join(tmp, entry.name);
+      if (!entry.isDirectory()) continue;
+      const [pid, host] = splitInstance(entry.name);
+      const own = entry.name === this.instance;
+      if (own && !options.atStart) continue;
+      if (own || (host === here && pid !== null && !isRunning(pid))) {
+        removed += await countFiles(path);
+        await rm(path, { recursive: true, force: true });
+        continue;
+      }
+      removed += await sweepStaleFiles(path, idleMs);
+      // An emptied folder of a process that is gone; one still in use is not empty or is made again.
+      await rmdir(path).catch(() => undefined);
+    }
+    // Loose files directly under .tmp: written by releases that had no folder per process.
+    return removed + (await sweepStaleFiles(tmp, idleMs));
   }
 
   async put(key: string, body: Readable, options: PutOptions = {}): Promise<{ size: number }> {
@@ -110,7 +145,7 @@ export class LocalStorageDriver implements StorageDriver {
    * `putFile` moves them into place instead of copying them.
    */
   spoolDir(): string {
-    return join(this.root, TMP);
+    return join(this.root, TMP, this.instance);
   }
 
   /** Renames `from` over `target` (atomic on POSIX), then fsyncs the folder so the rename survives a crash. */
@@ -167,4 +202,25 @@ export class LocalStorageDriver implements StorageDriver {
     await handle.close();
     await unlink(temp);
   }
+}
+
+function splitInstance(name: string): [number | null, string] {
+  const at = name.indexOf('@');
+  const pid = Number(name.slice(0, at));
+  return at > 0 && Number.isInteger(pid) && pid > 0 ? [pid, name.slice(at + 1)] : [null, ''];
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: it runs, as another user.
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+async function countFiles(dir: string): Promise<number> {
+  const names = await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => []);
+  return names.filter((e) => e.isFile()).length;
 }

@@ -1,5 +1,5 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
@@ -51,11 +51,7 @@ async function localHarness(): Promise<Harness> {
   return {
     driver,
     leftovers: () => {
-      try {
-        return readdirSync(join(root, '.tmp'));
-      } catch {
-        return [];
-      }
+      return filesUnder(join(root, '.tmp'));
     },
     close: async () => rmSync(root, { recursive: true, force: true }),
   };
@@ -234,9 +230,46 @@ describe('local driver: storing a spooled file', () => {
       expect(await driver.putFile(key, path)).toEqual({ size: 70_000, moved: false });
       expect((await driver.getBuffer(key)).equals(Buffer.alloc(70_000, 5))).toBe(true);
       expect(existsSync(path)).toBe(true);
-      expect(readdirSync(join(root, '.tmp'))).toEqual([]);
+      expect(filesUnder(join(root, '.tmp'))).toEqual([]);
     } finally {
       rmSync(other, { recursive: true, force: true });
     }
+  });
+});
+
+/** The files (not folders) anywhere under `dir`; none when it does not exist. */
+function filesUnder(dir: string): string[] {
+  try {
+    return (readdirSync(dir, { recursive: true }) as string[]).filter((n) => statSync(join(dir, n)).isFile());
+  } catch {
+    return [];
+  }
+}
+
+describe('local driver: temporary files no process will finish', () => {
+  const root = mkdtempSync(join(tmpdir(), 'sdf-local-sweep-'));
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+  const tmp = join(root, '.tmp');
+  const put = (folder: string, name: string, ageMs = 0) => {
+    mkdirSync(join(tmp, folder), { recursive: true });
+    const path = join(tmp, folder, name);
+    writeFileSync(path, 'x');
+    if (ageMs) utimesSync(path, new Date(Date.now() - ageMs), new Date(Date.now() - ageMs));
+  };
+
+  it("removes a gone process's folder of this host and its own name's at start, other hosts' files only once idle", async () => {
+    const driver = new LocalStorageDriver(root);
+    // A process of this host that is gone (no process has pid 2^22 + 1 here), and this name from an earlier life.
+    put(`4194305@${hostname()}`, 'a.part');
+    put(driver.instance, 'b.part');
+    put(`1@elsewhere`, 'fresh.part');
+    put(`1@elsewhere`, 'idle.part', 120_000);
+    expect(await driver.sweepTemp(60_000, { atStart: true })).toBe(3);
+    expect(filesUnder(tmp)).toEqual([join('1@elsewhere', 'fresh.part')]);
+
+    // Later sweeps leave this process's own files alone, however old.
+    put(driver.instance, 'mine.part', 120_000);
+    expect(await driver.sweepTemp(60_000)).toBe(0);
+    expect(filesUnder(tmp).sort()).toEqual([join('1@elsewhere', 'fresh.part'), join(driver.instance, 'mine.part')]);
   });
 });

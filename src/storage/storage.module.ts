@@ -1,4 +1,5 @@
 import { Global, Inject, Logger, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { Periodic } from '../common/periodic.js';
 import { AppConfig } from '../config/app-config.js';
 import { ReadinessChecks } from '../health/readiness.js';
 import { LocalStorageDriver } from './local.driver.js';
@@ -29,23 +30,40 @@ export class StorageModule implements OnModuleInit, OnApplicationShutdown {
   constructor(
     @Inject(STORAGE_DRIVER) private readonly storage: StorageDriver,
     private readonly readiness: ReadinessChecks,
+    @Inject(AppConfig) private readonly config: AppConfig,
   ) {}
 
   private readonly logger = new Logger('Storage');
+  private readonly sweeps = new Periodic(
+    () => this.sweep(false),
+    (err) => this.logger.warn({ msg: 'temporary files not swept', err: String(err) }),
+  );
 
-  onModuleInit(): void {
+  async onModuleInit(): Promise<void> {
     // S15: /health/ready reports storage beside the database and Redis.
     this.readiness.register('storage', () => this.storage.probe());
-    // What a process that died mid-write left in the local store's temporary folder goes at start.
-    if (this.storage instanceof LocalStorageDriver) {
-      void this.storage.sweepTemp().then(
-        (removed) => removed > 0 && this.logger.log({ msg: 'stale temporary files removed', count: removed }),
-        (err: unknown) => this.logger.warn({ msg: 'temporary files not swept', err: String(err) }),
-      );
-    }
+    if (!(this.storage instanceof LocalStorageDriver)) return;
+    // What a process that died mid-write left in the local store's temporary folder goes at start,
+    // before this process writes any, and then every minute.
+    await this.sweep(true).catch((err: unknown) =>
+      this.logger.warn({ msg: 'temporary files not swept', err: String(err) }),
+    );
+    this.sweeps.start(TEMP_SWEEP_INTERVAL_MS);
+  }
+
+  private async sweep(atStart: boolean): Promise<void> {
+    if (!(this.storage instanceof LocalStorageDriver)) return;
+    // A live upload writes at least every UPLOAD_BODY_STALL_MS (or is cut); three of them and a minute
+    // at least is a file nobody writes any more.
+    const idleMs = Math.max(60_000, 3 * this.config.env.UPLOAD_BODY_STALL_MS);
+    const removed = await this.storage.sweepTemp(idleMs, { atStart });
+    if (removed > 0) this.logger.log({ msg: 'stale temporary files removed', count: removed });
   }
 
   async onApplicationShutdown(): Promise<void> {
+    await this.sweeps.stop();
     await this.storage.close?.();
   }
 }
+
+const TEMP_SWEEP_INTERVAL_MS = 60_000;

@@ -1,0 +1,164 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildSdf } from './helpers/sdf-fixtures.js';
+import { ServiceCluster, type ServiceProcess } from './helpers/service-processes.js';
+import { waitUntil } from './helpers/wait.js';
+
+type Outcome = { kind: 'answer'; status: number; body: string } | { kind: 'refused' } | { kind: 'cut'; error: string };
+
+/**
+ * A multipart upload sent in `chunks` pieces `everyMs` apart, through Node's HTTP client, which tells a
+ * complete answer (every byte of its declared length) from a cut one.
+ */
+function uploadSlowly(port: number, apiKey: string, archive: Buffer, chunks: number, everyMs: number) {
+  const boundary = `b${Math.random().toString(36).slice(2)}`;
+  const body = Buffer.concat([
+    Buffer.from(
+      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="f.sdf"\r\n` +
+        'Content-Type: application/octet-stream\r\n\r\n',
+    ),
+    archive,
+    Buffer.from(`\r\n--${boundary}--\r\n`),
+  ]);
+  let started = false;
+  const outcome = new Promise<Outcome>((resolve) => {
+    const req = httpRequest(
+      {
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path: '/upload',
+        agent: false,
+        headers: {
+          'X-API-Key': apiKey,
+          'Content-Type': `multipart/form-data; boundary=${boundary}`,
+          'Content-Length': body.length,
+        },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (text += d));
+        res.on('end', () =>
+          res.complete
+            ? resolve({ kind: 'answer', status: res.statusCode!, body: text })
+            : resolve({ kind: 'cut', error: 'incomplete body' }),
+        );
+        res.on('error', (err) => resolve({ kind: 'cut', error: String(err) }));
+      },
+    );
+    req.on('error', (err: NodeJS.ErrnoException) =>
+      resolve(err.code === 'ECONNREFUSED' ? { kind: 'refused' } : { kind: 'cut', error: String(err) }),
+    );
+    req.on('socket', (socket) => socket.on('connect', () => (started = true)));
+    const size = Math.ceil(body.length / chunks);
+    let i = 0;
+    const next = () => {
+      if (i >= chunks) return void req.end();
+      req.write(body.subarray(i * size, (i + 1) * size));
+      i++;
+      setTimeout(next, everyMs);
+    };
+    next();
+  });
+  return { outcome, started: () => started };
+}
+
+describe('SIGTERM: a bounded drain, exit 0, and temporary files of a dead process gone at start', () => {
+  let cluster: ServiceCluster;
+  let worker: ServiceProcess;
+  let tenant: { id: string; apiKey: string };
+  let archives: Buffer[];
+
+  beforeAll(async () => {
+    cluster = await ServiceCluster.create({
+      env: { SHUTDOWN_TIMEOUT_MS: '6000', UPLOAD_BODY_STALL_MS: '30000', UPLOADS_IN_FLIGHT_PER_TENANT: '64' },
+    });
+    worker = await cluster.start('worker');
+    archives = await Promise.all(Array.from({ length: 32 }, async () => (await buildSdf()).archive));
+  }, 120_000);
+  afterAll(async () => {
+    await cluster?.remove();
+  });
+
+  it('32 uploads in flight each get a complete answer, later clients a refused connection, a slow one is cut at the bound; exit 0, logged, no job lost', async () => {
+    const api = await cluster.start('api');
+    tenant = await cluster.createTenant(api);
+    // 32 uploads sent over about a second each, and one that would take a minute.
+    const uploads = archives.map((a) => uploadSlowly(api.port!, tenant.apiKey, a, 10, 100));
+    const slow = uploadSlowly(api.port!, tenant.apiKey, archives[0]!, 600, 100);
+    await waitUntil(() => uploads.every((u) => u.started()) && slow.started(), 'every upload connected', 10_000);
+    await new Promise((r) => setTimeout(r, 200));
+    const signalled = Date.now();
+    api.signal('SIGTERM');
+    const exit = await api.exited;
+    const drainMs = Date.now() - signalled;
+    const late = await uploadSlowly(api.port!, tenant.apiKey, archives[1]!, 1, 0).outcome;
+
+    expect(exit).toEqual({ code: 0, signal: null });
+    // Below an orchestrator's usual 10 s grace, however slow the slowest client.
+    expect(drainMs).toBeLessThan(9_000);
+    const outcomes = await Promise.all(uploads.map((u) => u.outcome));
+    for (const o of outcomes) expect(o.kind === 'answer' || o.kind === 'refused').toBe(true);
+    const answered = outcomes.filter((o): o is Extract<Outcome, { kind: 'answer' }> => o.kind === 'answer');
+    expect(answered.length).toBe(32);
+    for (const a of answered) expect(a.status).toBe(201);
+    expect((await slow.outcome).kind).toBe('cut');
+    expect(late).toEqual({ kind: 'refused' });
+
+    const began = api.logs.find((l) => l.msg === 'shutdown began');
+    const done = api.logs.find((l) => l.msg === 'shutdown complete');
+    expect(began).toMatchObject({ signal: 'SIGTERM', timeout_ms: 6000 });
+    expect(done).toMatchObject({ signal: 'SIGTERM', requests_cut: 1 });
+    expect(api.otherLines).toEqual([]);
+
+    // No job lost: every accepted upload is validated by the worker.
+    const ids = answered.map((a) => (JSON.parse(a.body) as { id: string }).id);
+    const db = new pg.Client({ connectionString: cluster.postgres.url });
+    await db.connect();
+    try {
+      await waitUntil(
+        async () =>
+          (
+            await db.query<{ n: string }>(
+              `SELECT count(*) AS n FROM documents WHERE id = ANY($1) AND status = 'valid'`,
+              [ids],
+            )
+          ).rows[0]!.n === '32',
+        '32 documents valid',
+        30_000,
+      );
+      expect((await db.query(`SELECT 1 FROM documents`)).rowCount).toBe(32);
+    } finally {
+      await db.end();
+    }
+  }, 60_000);
+
+  it('a worker on SIGTERM exits 0 with its two log lines', async () => {
+    worker.signal('SIGTERM');
+    expect(await worker.exited).toEqual({ code: 0, signal: null });
+    expect(worker.logs.filter((l) => l.msg === 'shutdown began' || l.msg === 'shutdown complete')).toHaveLength(2);
+  });
+
+  it("a process killed mid-upload leaves a partial file; the next start removes it, and leaves a live process's files alone", async () => {
+    const api = await cluster.start('api');
+    const slow = uploadSlowly(api.port!, tenant.apiKey, archives[2]!, 600, 100);
+    await waitUntil(() => cluster.temporaryFiles().some((f) => f.name.endsWith('.part')), 'a spooled upload', 10_000);
+    await api.kill();
+    await slow.outcome;
+    const left = cluster.temporaryFiles();
+    expect(left.length).toBeGreaterThan(0);
+    // A file another host's live process is writing right now.
+    const other = join(cluster.storageDir, '.tmp', `1@another-${hostname()}`);
+    mkdirSync(other, { recursive: true });
+    writeFileSync(join(other, 'upload.part'), 'in use');
+
+    const next = await cluster.start('api');
+    expect(cluster.temporaryFiles().map((f) => f.name)).toEqual([join(`1@another-${hostname()}`, 'upload.part')]);
+    expect(next.logs.find((l) => l.msg === 'stale temporary files removed')).toMatchObject({ count: left.length });
+  }, 60_000);
+});
