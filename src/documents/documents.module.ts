@@ -1,11 +1,14 @@
 import { Global, Module, type DynamicModule } from '@nestjs/common';
 import type { AppConfig } from '../config/app-config.js';
 import { workerProviders } from '../queue/worker-role.js';
+import { SchemasModule } from '../schemas/schemas.module.js';
 import { DocumentsController } from './documents.controller.js';
 import { DocumentsRepository } from './documents.repository.js';
 import { DocumentsService } from './documents.service.js';
 import { PendingSweeper } from './jobs/pending-sweeper.js';
 import { configureValidateWorker, ValidateSdfProcessor } from './jobs/validate-sdf.processor.js';
+import { ProduceController, ProduceV1Controller } from './produce.controller.js';
+import { ProduceHandler } from './produce.handler.js';
 import { UploadHandler } from './upload.handler.js';
 import { UploadSlots } from './upload-slots.js';
 import { ValidationExtensions } from './validation-extensions.js';
@@ -22,8 +25,12 @@ export class DocumentsModule {
     if (config.runsWorkers) configureValidateWorker(config);
     return {
       module: DocumentsModule,
-      controllers: [DocumentsController],
+      // The registry's schemas for POST /sdf/produce.
+      imports: [SchemasModule],
+      // S16: /v1 exists only on the managed deployment.
+      controllers: [DocumentsController, ProduceController, ...(config.isManaged ? [ProduceV1Controller] : [])],
       providers: [
+        ProduceHandler,
         DocumentsRepository,
         DocumentsService,
         UploadHandler,

@@ -18,6 +18,16 @@ import { ValidationPoolService } from './validation-pool.service.js';
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
+/** S2: an Idempotency-Key header, when sent, is 1 to 255 visible ASCII characters (else 400). */
+export function checkIdempotencyKey(key: string | undefined): string | null {
+  if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) {
+    throw AppError.badRequest('Malformed Idempotency-Key', [
+      { path: '/headers/idempotency-key', message: 'must be 1 to 255 visible ASCII characters' },
+    ]);
+  }
+  return key ?? null;
+}
+
 /** The HTTP side of file uploads: spool the body (never in memory), hand the file on, always clean up. */
 @Injectable()
 export class UploadHandler {
@@ -62,14 +72,14 @@ export class UploadHandler {
   }
 
   async upload(actor: Actor, req: Request, res: Response, idempotencyKey: string | undefined): Promise<DocumentDto> {
-    if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
+    let key: string | null;
+    try {
+      key = checkIdempotencyKey(idempotencyKey);
+    } catch (error) {
       req.resume();
-      throw AppError.badRequest('Malformed Idempotency-Key', [
-        { path: '/headers/idempotency-key', message: 'must be 1 to 255 visible ASCII characters' },
-      ]);
+      throw error;
     }
     const tenantId = actor.auth.tenantId;
-    const key = idempotencyKey ?? null;
     // S2: a retry of a stored upload answers the first record before anything else. It needs no quota
     // (the document is stored and counted already), no upload slot and no spool file; its body is dropped.
     const first = await this.documents.replayOf(tenantId, key);
@@ -83,7 +93,7 @@ export class UploadHandler {
     return this.answer(res, stored);
   }
 
-  private answer(res: Response, { doc, replayed }: { doc: SdfDocument; replayed: boolean }): DocumentDto {
+  answer(res: Response, { doc, replayed }: { doc: SdfDocument; replayed: boolean }): DocumentDto {
     if (replayed) res.setHeader('Idempotent-Replayed', 'true');
     return DocumentDto.from(doc);
   }
@@ -93,7 +103,7 @@ export class UploadHandler {
    * concurrent uploads cannot overshoot a quota; a refused upload stores nothing, and a reservation that
    * does not become a new document (refused file, failure, idempotent replay) is given back.
    */
-  private async withQuota(
+  async withQuota(
     actor: Actor,
     req: Request,
     bytes: number,

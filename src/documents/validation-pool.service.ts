@@ -5,7 +5,9 @@ import {
   DEFAULT_LIMITS,
   type Limits,
   type PoolDataResult,
+  type PackInput,
   type PoolLane,
+  type PoolProduceResult,
   type PoolVerifyResult,
   type ValidationPool,
   type ValidationResult,
@@ -64,6 +66,18 @@ export class ValidationPoolService implements OnApplicationShutdown {
    */
   extractData(tenantId: string, input: Buffer | string, output?: string): Promise<PoolDataResult> {
     return this.started.extractData(input, { limits: this.limits, lane: 'interactive', tenant: tenantId, output });
+  }
+
+  /**
+   * Rule 10: an SDF file made from data, schema and meta fields in the pool (interactive lane), under
+   * the validation budget, written to `output` (a new file) so its bytes never pass through this process.
+   */
+  produce(
+    tenantId: string,
+    input: Pick<PackInput, 'data' | 'schema' | 'meta'>,
+    output: string,
+  ): Promise<PoolProduceResult> {
+    return this.started.produce(input, { limits: this.limits, lane: 'interactive', tenant: tenantId, output });
   }
 
   /** F9 verification of a stored file in the pool (interactive lane), under its time and memory budget. */
