@@ -12,6 +12,9 @@
  *
  *   npm run bench:upload        (BENCH_UPLOADS uploads per level, default 160)
  *
+ * At the end it draws its printed tables as plots of uploads/s against clients into docs/plots
+ * (BENCH_PLOT_DIR elsewhere), which docs/benchmarks.md shows.
+ *
  * Needs the local PostgreSQL and Redis (DATABASE_URL / REDIS_URL); makes and drops its own database.
  */
 import type { ChildProcess } from 'node:child_process';
@@ -33,6 +36,7 @@ import {
   startProcess,
   stopProcesses,
 } from './harness.js';
+import { parseUploadOutput, uploadPlots, writePlots } from './plot.js';
 
 const LEVELS = [1, 8, 32, 64];
 const PER_LEVEL = Number(process.env.BENCH_UPLOADS ?? 160);
@@ -142,6 +146,13 @@ async function makeTenant(url: string, config: AppConfig): Promise<Record<string
 
 const fmt = (n: number, width: number, digits = 1) => n.toFixed(digits).padStart(width);
 
+/** What the run prints, kept to draw the plots from at the end. */
+const printed: string[] = [];
+function print(line: string): void {
+  printed.push(line);
+  console.log(line);
+}
+
 async function measure(
   label: string,
   url: string,
@@ -150,10 +161,8 @@ async function measure(
   baselineUrl: string,
   poller: StatusPoller,
 ): Promise<void> {
-  console.log(`\n${label}`);
-  console.log(
-    'clients | baseline up/s | upload up/s  ratio  p50 ms  p99 ms | to-valid up/s  ratio  p50 ms  p99 ms  p99/p50',
-  );
+  print(`\n${label}`);
+  print('clients | baseline up/s | upload up/s  ratio  p50 ms  p99 ms | to-valid up/s  ratio  p50 ms  p99 ms  p99/p50');
   const upload = async () => {
     const res = await fetch(`${url}/upload`, { method: 'POST', headers: auth, body: form(archive) });
     const body = (await res.json()) as { id: string };
@@ -168,7 +177,7 @@ async function measure(
     const alone = await runClients(clients, PER_LEVEL, async () => void (await upload()));
     await poller.drain();
     const toValid = await runClients(clients, PER_LEVEL, async () => poller.settled(await upload()));
-    console.log(
+    print(
       [
         String(clients).padStart(7),
         fmt(base.rate, 13),
@@ -190,7 +199,7 @@ async function main(): Promise<void> {
 
   try {
     const archive = await benchArchive(FILE_BYTES);
-    console.log(`file: ${archive.length} bytes; ${PER_LEVEL} uploads per level and figure`);
+    print(`file: ${archive.length} bytes; ${PER_LEVEL} uploads per level and figure`);
 
     const { app, url } = await startInProcess(setup);
     try {
@@ -198,7 +207,7 @@ async function main(): Promise<void> {
     } finally {
       await app.close();
     }
-    console.log(
+    print(
       `peak RSS of this process (baseline server, clients and the service): ${fmt(peakRssMb(process.pid), 0, 0)} MB`,
     );
 
@@ -213,9 +222,12 @@ async function main(): Promise<void> {
       baselineUrl,
       poller,
     );
-    console.log(
+    print(
       `peak RSS: api ${fmt(peakRssMb(api.child.pid), 0, 0)} MB, worker ${fmt(peakRssMb(worker.child.pid), 0, 0)} MB`,
     );
+    for (const file of writePlots(uploadPlots(parseUploadOutput(printed.join('\n'))), process.env.BENCH_PLOT_DIR)) {
+      print(`plot: ${file}`);
+    }
   } finally {
     poller.stop();
     await stopProcesses(children);
