@@ -8,6 +8,7 @@ import {
   generateKeyPair,
   openArchive,
   pack,
+  render,
   signArchive,
   verifyArchive,
   type KeyLookup,
@@ -155,6 +156,19 @@ export function registerFormatCommands(program: Command): void {
       });
       await writeFile(o.out!, archive);
       process.stdout.write(`${o.out} document_id=${written.document_id}\n`);
+    });
+
+  program
+    .command('render')
+    .description('write only the visual.pdf that pack would make from the data, for a quick look')
+    .requiredOption('--data <file>', 'data.json')
+    .requiredOption('-o, --out <file>', 'output PDF')
+    .action(async (o: { data: string; out: string }) => {
+      const data = await readJson(o.data);
+      if (typeof data !== 'object' || data === null || Array.isArray(data))
+        throw new CliUsageError(`${o.data}: not a JSON object`);
+      await writeFile(o.out, await render(data));
+      process.stdout.write(`${o.out}\n`);
     });
 
   program
