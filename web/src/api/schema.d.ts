@@ -360,6 +360,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/sdf/produce": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make an SDF file from data, a schema and meta fields, and store it
+         * @description Makes an SDF file the way `sdf pack` does (rule 10): checks `data` against the schema (`schema`, or `schema_id` and `version` of the tenant's registry), renders visual.pdf laid out by document type (invoice, purchase order, nomination, or a generic document), writes meta.json with a new document_id and packs the archive, in a worker within the limits and time budget files are validated under. The file is then stored as an upload is: 201 with the record in status `pending`, the `upload` audit entry and document.uploaded, then the validation job makes it `valid` (document.validated); sign it with POST /sign/{id}. Data that fails the schema answers 422 with its errors and stores nothing. A retry with the same Idempotency-Key answers the first record, with Idempotent-Replayed: true.
+         */
+        post: operations["ProduceController_produce"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sdf/produce": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Alias of POST /sdf/produce (managed deployment)
+         * @description The same operation as POST /sdf/produce under the versioned path of the managed deployment: Makes an SDF file the way `sdf pack` does (rule 10): checks `data` against the schema (`schema`, or `schema_id` and `version` of the tenant's registry), renders visual.pdf laid out by document type (invoice, purchase order, nomination, or a generic document), writes meta.json with a new document_id and packs the archive, in a worker within the limits and time budget files are validated under. The file is then stored as an upload is: 201 with the record in status `pending`, the `upload` audit entry and document.uploaded, then the validation job makes it `valid` (document.validated); sign it with POST /sign/{id}. Data that fails the schema answers 422 with its errors and stores nothing. A retry with the same Idempotency-Key answers the first record, with Idempotent-Replayed: true.
+         */
+        post: operations["ProduceV1Controller_produce"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/queues/{queue}/failed": {
         parameters: {
             query?: never;
@@ -2160,6 +2200,98 @@ export interface components {
             next_cursor: string | null;
             /** @example true */
             has_more: boolean;
+        };
+        ProduceMetaDto: {
+            /**
+             * @description Default: data's `document_type`
+             * @example invoice
+             */
+            document_type?: string;
+            /** @example Acme Supplies GmbH */
+            issuer: string;
+            /** @example DE123456789 */
+            issuer_id?: string;
+            /** @example Global Logistics AG */
+            recipient?: string;
+            /**
+             * @description Written into meta.json; with a registry `schema_id` in the body, that one is written
+             * @example invoice/v1
+             */
+            schema_id?: string;
+            /** @example de-DE */
+            locale?: string;
+        };
+        ProduceDto: {
+            /**
+             * @description data.json: the business data, checked against the schema before anything is made
+             * @example {
+             *       "document_type": "invoice",
+             *       "invoice_number": "INV-2026-00142",
+             *       "issue_date": "2026-03-15",
+             *       "seller": {
+             *         "name": "Acme GmbH",
+             *         "vat_id": "DE123456789",
+             *         "address": "Hafenstrasse 1, 20457 Hamburg"
+             *       },
+             *       "buyer": {
+             *         "name": "Globex Ltd",
+             *         "vat_id": "GB987654321",
+             *         "address": "1 Market Street, London"
+             *       },
+             *       "line_items": [
+             *         {
+             *           "description": "Industrial valve Type-A",
+             *           "quantity": 50,
+             *           "unit_price": {
+             *             "amount": "24.00",
+             *             "currency": "EUR"
+             *           },
+             *           "subtotal": {
+             *             "amount": "1200.00",
+             *             "currency": "EUR"
+             *           }
+             *         }
+             *       ],
+             *       "totals": {
+             *         "gross": {
+             *           "amount": "1428.00",
+             *           "currency": "EUR"
+             *         }
+             *       }
+             *     }
+             */
+            data: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description schema.json (JSON Schema Draft 2020-12); give this or `schema_id`
+             * @example {
+             *       "$schema": "https://json-schema.org/draft/2020-12/schema",
+             *       "type": "object",
+             *       "required": [
+             *         "invoice_number"
+             *       ],
+             *       "properties": {
+             *         "invoice_number": {
+             *           "type": "string"
+             *         }
+             *       }
+             *     }
+             */
+            schema?: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description A schema of the tenant's registry, embedded as schema.json; give this or `schema`
+             * @example invoice/v1
+             */
+            schema_id?: string;
+            /**
+             * @description A registered version of `schema_id`; the latest when omitted
+             * @example 1.0.0
+             */
+            version?: string;
+            meta: components["schemas"]["ProduceMetaDto"];
         };
         FailedJobDto: {
             /**
@@ -5110,6 +5242,236 @@ export interface operations {
                 };
             };
             /** @description Past the tenant's rate limit (RATE_LIMITED), past a quota of the plan on the managed deployment (QUOTA_EXCEEDED), or too many failed authentications from this address; Retry-After says when to try again */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    ProduceController_produce: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A retried request with the same key answers the first record; 1 to 255 visible ASCII, such as `erp-7f3c9a21-produce-1`. Use a new key for every new document. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProduceDto"];
+            };
+        };
+        responses: {
+            /** @description Made and stored; status pending until the validation job ends */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DocumentDto"];
+                };
+            };
+            /** @description A malformed body or Idempotency-Key, neither or both of schema and schema_id, or no document type */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description No credentials, or an unknown, expired or revoked API key or JWT */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description An admin JWT: tenant endpoints take tenant credentials */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description No such registered schema id or version for this tenant (another tenant's is 404 too) */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is over JSON_BODY_LIMIT_BYTES (1 MiB by default) */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The data fails the schema (SDF_ERROR_SCHEMA_MISMATCH with every error), breaks a format rule (SDF_ERROR_INVALID_DATA), the schema does not compile (SDF_ERROR_INVALID_SCHEMA), or the document is over the limits (SDF_ERROR_ARCHIVE_TOO_LARGE); nothing is stored */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Past the tenant's uploads in flight (UPLOADS_IN_FLIGHT_PER_TENANT) or its rate limit (RATE_LIMITED), past a quota of the plan on the managed deployment (QUOTA_EXCEEDED), or too many failed authentications from this address; Retry-After says when to try again */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    ProduceV1Controller_produce: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A retried request with the same key answers the first record; 1 to 255 visible ASCII, such as `erp-7f3c9a21-produce-1`. Use a new key for every new document. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProduceDto"];
+            };
+        };
+        responses: {
+            /** @description Made and stored; status pending until the validation job ends */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DocumentDto"];
+                };
+            };
+            /** @description A malformed body or Idempotency-Key, neither or both of schema and schema_id, or no document type */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description No credentials, or an unknown, expired or revoked API key or JWT */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description An admin JWT: tenant endpoints take tenant credentials */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description No such registered schema id or version for this tenant (another tenant's is 404 too) */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is over JSON_BODY_LIMIT_BYTES (1 MiB by default) */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The data fails the schema (SDF_ERROR_SCHEMA_MISMATCH with every error), breaks a format rule (SDF_ERROR_INVALID_DATA), the schema does not compile (SDF_ERROR_INVALID_SCHEMA), or the document is over the limits (SDF_ERROR_ARCHIVE_TOO_LARGE); nothing is stored */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Past the tenant's uploads in flight (UPLOADS_IN_FLIGHT_PER_TENANT) or its rate limit (RATE_LIMITED), past a quota of the plan on the managed deployment (QUOTA_EXCEEDED), or too many failed authentications from this address; Retry-After says when to try again */
             429: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
