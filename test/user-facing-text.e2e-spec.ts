@@ -12,24 +12,27 @@ import { distCli, projectRoot, requireBuild, runNode } from './helpers/processes
  */
 
 // A rule id: a letter of the notes' sections and a number, as a word of its own. `/F1` is a PDF name, not a
-// rule. `S3` alone is the storage API; as a rule it is only recognised in a parenthesised list of rule ids.
+// rule. `S3` is the storage API, alone and in parentheses; as a rule it is only recognised in a
+// parenthesised list of several rule ids.
 const RULE_ID = /(?<![\w/.])(?:[FMC]\d{1,2}|S(?:[0-24-9]|\d{2}))(?![\w.])/g;
 const RULE_LIST = /\((?:[SFMC]\d{1,2}(?:\s*-\s*[SFMC]?\d{1,2})?(?:,\s*|\)))+/g;
 const NOTES = /\b(?:DECISIONS(?:\.md)?|SDF-SPEC(?:\.md)?)\b/g;
 
+const matches = (text: string) => [
+  ...text.matchAll(RULE_ID),
+  ...[...text.matchAll(RULE_LIST)].filter((m) => m[0] !== '(S3)'),
+  ...text.matchAll(NOTES),
+];
+
 export function ruleIdsIn(text: string): string[] {
-  return [...text.matchAll(RULE_ID), ...text.matchAll(RULE_LIST), ...text.matchAll(NOTES)].map((m) => m[0]);
+  return matches(text).map((m) => m[0]);
 }
 
 /** `where: the text around each rule id`, for a readable failure. */
 function findings(where: string, text: string): string[] {
-  const out: string[] = [];
-  for (const pattern of [RULE_ID, RULE_LIST, NOTES]) {
-    for (const m of text.matchAll(pattern)) {
-      out.push(`${where}: ...${text.slice(Math.max(0, m.index - 40), m.index + m[0].length + 20)}...`);
-    }
-  }
-  return out;
+  return matches(text).map(
+    (m) => `${where}: ...${text.slice(Math.max(0, m.index - 40), m.index + m[0].length + 20)}...`,
+  );
 }
 
 /** Every string an operation, parameter or schema of the document says in words. */
@@ -76,9 +79,11 @@ describe('user-facing text names no internal rule ids', () => {
 
   it('the detector finds rule ids as they are cited, and leaves the storage API and PDF names alone', () => {
     expect(ruleIdsIn('Signed as F9 says (S7, S8)')).toEqual(['F9', 'S7', 'S8', '(S7, S8)']);
-    expect(ruleIdsIn('states (S3)')).toEqual(['(S3)']);
+    expect(ruleIdsIn('states (S1, S3)')).toEqual(['S1', '(S1, S3)']);
     expect(ruleIdsIn('DECISIONS S1-S5 and M3')).toEqual(['S1', 'S5', 'M3', 'DECISIONS']);
-    expect(ruleIdsIn('stored on S3 or MinIO; /F1 12 Tf; SHA-256; P-256; 0xC1; S3-compatible')).toEqual([]);
+    expect(ruleIdsIn('stored on S3 or MinIO; store (S3) down; /F1 12 Tf; SHA-256; P-256; 0xC1; S3-compatible')).toEqual(
+      [],
+    );
   });
 
   it('the OpenAPI document (both deployments: the managed one holds every operation)', async () => {

@@ -63,6 +63,7 @@ export class StripeStandIn {
   readonly customers = new Map<string, Obj>();
   readonly sessions = new Map<string, Obj>();
   readonly subscriptions = new Map<string, Obj>();
+  readonly portalSessions = new Map<string, Obj>();
   readonly requests: { method: string; path: string; form: Obj; idempotencyKey?: string }[] = [];
   private readonly idempotent = new Map<string, Obj>();
   private server!: Server;
@@ -159,14 +160,16 @@ export class StripeStandIn {
         });
       }
       const bps = id('bps');
-      return remember({
+      const portal = {
         id: bps,
         object: 'billing_portal.session',
         created: this.now(),
         livemode: false,
         url: `${this.base}/p/session/${bps}`,
         ...form,
-      });
+      };
+      this.portalSessions.set(bps, portal);
+      return remember(portal);
     }
     return error(404, 'invalid_request_error', `Unrecognized request URL (${req.method} ${path})`);
   }
@@ -185,7 +188,13 @@ export class StripeStandIn {
       );
     };
     if (kind === 'p/session') {
-      return html(200, 'Customer portal (stand-in)', '<p>Subscriptions are changed by the tests here.</p>');
+      const back = this.portalSessions.get(pageId)?.return_url;
+      return html(
+        200,
+        'Customer portal (stand-in)',
+        '<p>Nothing to manage here: plan changes come from Checkout.</p>' +
+          (typeof back === 'string' ? `<p><a href="${escapeHtml(back)}">Back to the service</a></p>` : ''),
+      );
     }
     const session = this.sessions.get(pageId);
     if (!session) return html(404, 'No such checkout session', '');
