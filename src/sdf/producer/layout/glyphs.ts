@@ -16,12 +16,33 @@ function loadFont(): Promise<Buffer> {
   return fontBytes;
 }
 
+type Fontkit = typeof fontkit;
+const parsed = new WeakMap<Uint8Array, ReturnType<Fontkit['create']>>();
+
+/**
+ * fontkit, parsing the font's bytes once per process instead of once per document: parsing was most of
+ * the time of a short document. Each document still makes its own subset of the parsed font, which it
+ * only reads.
+ */
+const reusingFontkit: Fontkit = {
+  ...fontkit,
+  create: (data, postscriptName) => {
+    if (postscriptName !== undefined) return fontkit.create(data, postscriptName);
+    let font = parsed.get(data);
+    if (font === undefined) {
+      font = fontkit.create(data);
+      parsed.set(data, font);
+    }
+    return font;
+  },
+};
+
 /**
  * The body font, subset. Ligatures off: every character keeps a glyph of its own, which makes
  * per-character codes exact (GlyphCache) and keeps copied and extracted text identical to data.json.
  */
 export async function embedFont(doc: PDFDocument): Promise<PDFFont> {
-  doc.registerFontkit(fontkit);
+  doc.registerFontkit(reusingFontkit);
   return doc.embedFont(await loadFont(), { subset: true, features: { liga: false } });
 }
 
