@@ -1,4 +1,6 @@
 import { execFileSync, spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+import fontkit from '@pdf-lib/fontkit';
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -212,6 +214,12 @@ describe('render(): business documents laid out by document_type', () => {
     });
     const text = squash(pdfText(pdf));
     for (const value of Object.values(texts)) expect(text).toContain(value);
+    // Every character has a glyph of its own in the embedded font (none falls back to .notdef).
+    const font = fontkit.create(
+      readFileSync(createRequire(import.meta.url).resolve('dejavu-fonts-ttf/ttf/DejaVuSans.ttf')),
+    );
+    const missing = [...Object.values(texts).join('')].filter((c) => !font.hasGlyphForCodePoint(c.codePointAt(0)!));
+    expect(missing).toEqual([]);
     expect(text.replace(/ /g, '')).toContain(long.replace(/ /g, ''));
     expect(pdfFonts(pdf)).toEqual([expect.objectContaining({ embedded: true })]);
     for (const page of pdfWords(pdf)) {
