@@ -1,3 +1,4 @@
+import { deflateSync } from 'node:zlib';
 import type { PDFDocument, PDFFont, PDFName, PDFPage } from 'pdf-lib';
 import { GlyphCache } from './glyphs.js';
 
@@ -67,7 +68,9 @@ export class PageCanvas {
   finish(): void {
     const context = this.page.doc.context;
     const ops = this.drawing.length > 0 ? ['q', ...this.drawing, 'Q', ...this.text, 'ET'] : [...this.text, 'ET'];
-    this.page.node.addContentStream(context.register(context.flateStream(ops.join('\n'))));
+    // Node's zlib rather than pdf-lib's JavaScript deflate: a third of a long document's time otherwise.
+    const stream = context.stream(deflateSync(ops.join('\n')), { Filter: 'FlateDecode' });
+    this.page.node.addContentStream(context.register(stream));
   }
 }
 
