@@ -35,7 +35,7 @@ const squash = (text: string): string => text.replace(/\s+/g, ' ').trim();
 /**
  * What a reader must find for each value of data.json: the value itself. Amounts of two-decimal
  * currencies written with fewer decimals gain them ("24" EUR reads "24.00"); a VAT rate reads as the
- * percentage it is ("0.19" reads "19%"); the document type is the title.
+ * percentage it is ("0.19" reads "19%").
  */
 function expectedTexts(data: unknown, key = ''): string[] {
   if (isMoney(data)) {
@@ -47,7 +47,8 @@ function expectedTexts(data: unknown, key = ''): string[] {
     return Object.entries(data).flatMap(([k, v]) => expectedTexts(v, k));
   }
   if (key === 'vat_rate') return [`${Math.round(Number(data) * 10000) / 100}%`];
-  if (key === 'document_type') return [];
+  // The document type is the title; null is an empty value.
+  if (key === 'document_type' || data === null) return [];
   return [squash(String(data))];
 }
 
@@ -224,6 +225,22 @@ describe('render(): business documents laid out by document_type', () => {
     expect(pdfFonts(pdf)).toEqual([expect.objectContaining({ embedded: true })]);
     for (const page of pdfWords(pdf)) {
       for (const w of page.words) expect(w.xMax).toBeLessThanOrEqual(page.width - 50 + 0.5);
+    }
+  });
+
+  it('lays out sparse and unusual documents of every type without losing a value', async () => {
+    const sparse: Record<string, unknown>[] = [
+      { document_type: 'invoice', invoice_number: 'INV-9', total: { amount: '12', currency: 'EUR' } },
+      { document_type: 'invoice', seller: 'Plain Seller Ltd', buyer: 'Plain Buyer', items: ['not', 'objects'] },
+      { document_type: 'purchase_order', order_number: 'PO-1', supplier: { name: 'S' }, delivery_address: 'Dock 4' },
+      { document_type: 'nomination', nomination_number: 'N-1', laycan: { start: '2026-01-01', end: '2026-01-03' } },
+      { document_type: 'Gas Nomination', hourly_quantities: [], notes: { text: 'not a string', urgent: true } },
+      { invoice_number: 'no type', empty: {}, list: [], nothing: null, flag: false },
+    ];
+    for (const data of sparse) {
+      const text = squash(pdfText(await render(data)));
+      for (const value of expectedTexts(data)) expect(text, JSON.stringify(data)).toContain(value);
+      expect(text).toMatch(/Page 1 of 1$/);
     }
   });
 

@@ -180,10 +180,8 @@ export function tradeLayout(data: Record<string, unknown>, spec: TradeSpec): Doc
     if (value !== undefined && !isRecord(value)) facts.push({ label: fact.label, text: formatScalar(value) });
   }
   const recipient = use(spec.recipient);
-  blocks.push({
-    kind: 'columns',
-    columns: [{ heading: spec.recipientHeading, rows: partyRows(recipient) }, { rows: facts }],
-  });
+  const addressee = recipient === undefined ? [] : [{ heading: spec.recipientHeading, rows: partyRows(recipient) }];
+  blocks.push({ kind: 'columns', columns: [...addressee, { rows: facts }] });
   if (!head && issuer !== undefined) {
     blocks.push({ kind: 'heading', text: 'From' }, { kind: 'columns', columns: [{ rows: partyRows(issuer) }] });
   }
