@@ -93,7 +93,7 @@ describe('render(): business documents laid out by document_type', () => {
   }, 120_000);
 
   for (const { name, data } of examples) {
-    it(`${name}: the extracted text holds every value of data.json, in reading order`, async () => {
+    it(`${name}: every value of data.json in the extracted text, in reading order; the layout from the words' boxes`, async () => {
       const pdf = await render(data);
       const text = squash(pdfText(pdf));
       for (const value of expectedTexts(data)) expect(text, `${name} shows ${value}`).toContain(value);
@@ -123,6 +123,29 @@ describe('render(): business documents laid out by document_type', () => {
       // The one font is embedded (rule 2), and the service's own PDF checks find nothing to warn about (F8).
       expect(pdfFonts(pdf).every((f) => f.embedded)).toBe(true);
       expect(await inspectPdf(pdf)).toEqual([]);
+
+      // The layout, from the words' boxes: inside the margins, numbered pages, amounts on one right edge
+      // with the totals below the table and on that same edge.
+      const pages = pdfWords(pdf);
+      pages.forEach((page, p) => {
+        for (const w of page.words) {
+          expect(w.xMin, w.text).toBeGreaterThanOrEqual(50 - 0.5);
+          expect(w.xMax, w.text).toBeLessThanOrEqual(page.width - 50 + 0.5);
+          expect(w.yMin, w.text).toBeGreaterThanOrEqual(50 - 0.5);
+          expect(w.yMax, w.text).toBeLessThanOrEqual(page.height);
+        }
+        const footer = lineOf(page, words(page, /^Page$/).at(-1)!).map((w) => w.text);
+        expect(footer.slice(-4).join(' ')).toBe(`Page ${p + 1} of ${pages.length}`);
+      });
+      const rows = items(data);
+      const last = rows[0] ? Object.keys(rows[0]).at(-1)! : undefined;
+      if (last === undefined || !isMoney(rows[0]![last])) return;
+      const amounts = rows.map((item) => words(pages[0]!, new RegExp(`^${money(item[last]).replace('.', '\\.')}$`)));
+      const rights = amounts.map((found) => found.at(-1)!.xMax);
+      expect(Math.max(...rights) - Math.min(...rights)).toBeLessThan(0.5);
+      const total = words(pages[0]!, /^Total$/)[0]!;
+      expect(total.yMin).toBeGreaterThan(Math.max(...amounts.map((found) => found.at(-1)!.yMax)));
+      expect(Math.abs(lineOf(pages[0]!, total).at(-1)!.xMax - rights[0]!)).toBeLessThan(0.5);
     });
   }
 
