@@ -9,6 +9,8 @@ import { typicalInvoice } from '../src/sdf/testing/corpus.js';
 import { buildSdf, invoiceData } from '../src/sdf/testing/build-sdf.js';
 import { startApp, type TestApp } from './helpers/app.js';
 import { accessibilityProblems, launchBrowser, listen, openProbe, screenshot } from './helpers/browser.js';
+import { secretsFor, startStandIn } from './helpers/connectors.js';
+import type { SapStandIn } from './helpers/sap-standin.js';
 import { createTenant, type TenantFixture } from './helpers/tenants.js';
 
 const run = promisify(execFile);
@@ -252,6 +254,61 @@ describe('the documents pages at /app/documents, self-hosted, signed in with an 
       expect(probe.problems.filter((p) => !/status of (401|400)/.test(p))).toEqual([]);
     } finally {
       await probe.close();
+    }
+  }, 120_000);
+
+  it('connectors: added with write-only secrets, tested, and a document pushed into the ERP from its page', async () => {
+    const tenant = await createTenant(t);
+    const credentials = secretsFor('basic');
+    const sap = (await startStandIn('SAP', credentials)) as SapStandIn;
+    const probe = await openProbe(browser);
+    const { page } = probe;
+    try {
+      await signIn(page, tenant);
+      await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Connectors' }).click();
+      await page.getByText('No connector yet.').waitFor();
+      await accessible(page);
+      await page.getByLabel('Name (optional)').fill('S/4HANA test');
+      await page.getByLabel('User name').fill(credentials.auth_type === 'basic' ? credentials.username : '');
+      await page.getByLabel('Password').fill(credentials.auth_type === 'basic' ? credentials.password : '');
+      await page.getByLabel('Address of the ERP').fill('not an address');
+      await page.getByRole('button', { name: 'Add connector' }).click();
+      await page.locator('#base_url-error').waitFor();
+      await accessible(page);
+      await page.getByLabel('Address of the ERP').fill(sap.url);
+      await page.getByRole('button', { name: 'Add connector' }).click();
+      await page.getByTestId('connector-row').waitFor();
+      // The secret never comes back: the form is empty again and the row names no value.
+      expect(await page.getByTestId('connector-row').textContent()).not.toContain('pw-');
+      await page.getByRole('button', { name: 'Test the connections' }).click();
+      await page.getByTestId('connectors-notice').getByText('Every active connector answered.').waitFor();
+      await expect.poll(() => page.getByTestId('connector-row').getAttribute('data-health')).toBe('healthy');
+      await accessible(page);
+      await screenshot(page, 'connectors');
+
+      // A valid invoice, pushed from its page; the push history shows it in the ERP.
+      const uploaded = await t
+        .http()
+        .post('/upload')
+        .set('X-API-Key', tenant.apiKey)
+        .attach('file', invoicePath)
+        .expect(201);
+      // Through the pages: the key lives in this page's memory only, so a reload would sign out.
+      await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Documents' }).click();
+      await page
+        .locator(`a[href="/app/documents/${uploaded.body.id as string}"]`)
+        .first()
+        .click();
+      await page.getByRole('button', { name: 'Push to S/4HANA test' }).click();
+      const push = page.getByTestId('erp-push');
+      await expect.poll(() => push.getAttribute('data-status'), { timeout: 30_000 }).toMatch(/succeeded|failed/);
+      expect(await push.getAttribute('data-status'), (await push.textContent()) ?? '').toBe('succeeded');
+      expect(sap.invoices).toHaveLength(1);
+      await accessible(page);
+      expect(probe.problems.filter((p) => !/status of (401|400)/.test(p))).toEqual([]);
+    } finally {
+      await probe.close();
+      await sap.stop();
     }
   }, 120_000);
 

@@ -486,7 +486,9 @@ describe('the managed deployment in the web front end: mailed links, account sig
       await page.getByRole('button', { name: 'Turn off two-step sign-in' }).click();
       await page.getByText('Two-step sign-in is off.').waitFor();
 
-      // The password: a wrong current one is named as such; the right one changes it.
+      // The password, on the profile: a wrong current one is named as such; the right one changes it.
+      await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Profile' }).click();
+      await page.getByRole('heading', { name: 'Profile' }).waitFor();
       await page.getByLabel('Current password').fill('not my password at all');
       await page.locator('#new-password').fill('another long passphrase 5');
       await page.getByRole('button', { name: 'Change password' }).click();

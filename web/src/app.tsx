@@ -9,6 +9,10 @@ import { HomePage } from './home-page.js';
 import { AcceptInvitationPage } from './portal/accept-invitation-page.js';
 import { ApiKeysPage } from './portal/api-keys-page.js';
 import { AuditPage } from './portal/audit-page.js';
+import { ConnectorsPage } from './portal/connectors-page.js';
+import { PlanPage } from './portal/plan-page.js';
+import { ProfilePage } from './portal/profile-page.js';
+import { SettingsPage } from './portal/settings-page.js';
 import { SecurityPage } from './portal/security-page.js';
 import { SignUpPage } from './portal/sign-up-page.js';
 import { UsagePage } from './portal/usage-page.js';
@@ -78,30 +82,46 @@ export function App() {
                 <li>
                   <NavLink href="/webhooks">Webhooks</NavLink>
                 </li>
-                {account && manages && (
-                  <>
-                    <li>
-                      <NavLink href="/api-keys">API keys</NavLink>
-                    </li>
-                    <li>
-                      <NavLink href="/team">Team</NavLink>
-                    </li>
-                    <li>
-                      <NavLink href="/usage">Usage</NavLink>
-                    </li>
-                    <li>
-                      <NavLink href="/audit">Audit log</NavLink>
-                    </li>
-                  </>
-                )}
-                {account && (
+                {(!account || manages) && (
                   <li>
-                    <NavLink href="/security">Security</NavLink>
+                    <NavLink href="/connectors">Connectors</NavLink>
                   </li>
                 )}
               </>
             )}
           </ul>
+          {signedIn && account && (
+            <ul className="account-nav">
+              {manages && (
+                <>
+                  <li>
+                    <NavLink href="/team">Team</NavLink>
+                  </li>
+                  <li>
+                    <NavLink href="/api-keys">API keys</NavLink>
+                  </li>
+                  <li>
+                    <NavLink href="/usage">Usage</NavLink>
+                  </li>
+                  <li>
+                    <NavLink href="/plan">Plan</NavLink>
+                  </li>
+                  <li>
+                    <NavLink href="/audit">Audit log</NavLink>
+                  </li>
+                  <li>
+                    <NavLink href="/settings">Settings</NavLink>
+                  </li>
+                </>
+              )}
+              <li>
+                <NavLink href="/profile">Profile</NavLink>
+              </li>
+              <li>
+                <NavLink href="/security">Security</NavLink>
+              </li>
+            </ul>
+          )}
         </nav>
         <div className="session">
           {signedIn ? (
@@ -163,6 +183,26 @@ export function App() {
           <Route path="/team">
             <RequireSignIn>
               <TeamPage />
+            </RequireSignIn>
+          </Route>
+          <Route path="/plan">
+            <RequireSignIn>
+              <PlanPage />
+            </RequireSignIn>
+          </Route>
+          <Route path="/profile">
+            <RequireSignIn>
+              <ProfilePage />
+            </RequireSignIn>
+          </Route>
+          <Route path="/settings">
+            <RequireSignIn>
+              <SettingsPage />
+            </RequireSignIn>
+          </Route>
+          <Route path="/connectors">
+            <RequireSignIn>
+              <ConnectorsPage />
             </RequireSignIn>
           </Route>
           <Route path="/webhooks">

@@ -21,7 +21,8 @@ interface Session {
   signInWithKey(apiKey: string, keepForTab: boolean): void;
   /** An account's tokens, from the login form or the SSO landing: the refresh token moves into the cookie. */
   signInWithTokens(tokens: Tokens): Promise<void>;
-  signOut(): Promise<void>;
+  /** Ends this session on the service; `everywhere` ends every session of the account ("log out everywhere"). */
+  signOut(options?: { everywhere?: boolean }): Promise<void>;
 }
 
 const SessionContext = createContext<Session | null>(null);
@@ -112,18 +113,22 @@ export function SessionProvider({ children }: { children: ReactNode }) {
     setState(apply(await sessionRefresh(tokens.refresh_token)));
   }, []);
 
-  const signOut = useCallback(async () => {
-    if (credential?.kind === 'account') {
-      // Ends the session on the service (with its access token), which also clears the cookie.
-      await api.POST('/v1/auth/logout').catch(() => undefined);
-    }
-    try {
-      sessionStorage.removeItem(TAB_KEY);
-    } catch {
-      // Nothing stored.
-    }
-    setState(apply(null));
-  }, [credential]);
+  const signOut = useCallback(
+    async (options: { everywhere?: boolean } = {}) => {
+      if (credential?.kind === 'account') {
+        // Ends the session (or all of them) on the service with its access token, which also clears the cookie.
+        if (options.everywhere) await unwrap(api.DELETE('/v1/auth/sessions'));
+        else await api.POST('/v1/auth/logout').catch(() => undefined);
+      }
+      try {
+        sessionStorage.removeItem(TAB_KEY);
+      } catch {
+        // Nothing stored.
+      }
+      setState(apply(null));
+    },
+    [credential],
+  );
 
   useEffect(() => {
     if (credential?.kind !== 'account') return;

@@ -7,6 +7,7 @@ import { formatBytes, formatDateTime, humanKey } from '../format.js';
 import { readArchive } from '../reader/engine.js';
 import { OutcomeView } from '../reader/outcome-view.js';
 import { fetchJwks } from '../reader/trust.js';
+import { ErpPushes } from './erp-pushes.js';
 import { ProblemNotice, StatusBadge } from './status.js';
 
 /** One stored document: its record, the reader's views on the stored bytes, and what can be done to it. */
@@ -159,6 +160,7 @@ export function DocumentPage({ id }: { id: string }) {
           <progress aria-label="Checking the file" />
         </div>
       )}
+      <ErpPushes documentId={id} ready={doc.status === 'valid' || doc.status === 'signed'} />
       {outcome.data ? (
         <OutcomeView outcome={outcome.data} fileName={fileName} />
       ) : (

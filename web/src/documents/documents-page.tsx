@@ -126,7 +126,7 @@ export function DocumentsPage() {
       <ProblemNotice error={error} />
       {isPending ? (
         <p role="status">Loading documents…</p>
-      ) : documents.length === 0 ? (
+      ) : error && !data ? null : documents.length === 0 ? (
         <div className="empty" data-testid="empty">
           {filtered ? (
             <p>No document matches these filters.</p>

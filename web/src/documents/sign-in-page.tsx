@@ -150,15 +150,30 @@ function AccountSignIn() {
 function SsoSignIn() {
   const [slug, setSlug] = useState('');
   const [error, setError] = useState<string | null>(null);
-  const start = (event: FormEvent) => {
+  const [busy, setBusy] = useState(false);
+  const start = async (event: FormEvent) => {
     event.preventDefault();
     const value = slug.trim().toLowerCase();
     if (!/^[a-z0-9][a-z0-9-]*$/.test(value)) return setError('Enter your organisation’s short name, as in acme.');
-    // A full page load: the identity provider's sign-in happens on its own site and comes back here.
-    location.assign(`/saml/${encodeURIComponent(value)}/login`);
+    setBusy(true);
+    setError(null);
+    // Asked first, so a mistyped name is told here rather than on an error page.
+    const probe = await api
+      .GET('/saml/{tenantSlug}/metadata', { params: { path: { tenantSlug: value } }, parseAs: 'text' })
+      .catch(() => null);
+    setBusy(false);
+    if (!probe?.response.ok) {
+      return setError(
+        probe?.response.status === 404
+          ? 'No organisation with single sign-on has this short name. Check it, or sign in with your password.'
+          : 'The service could not be reached. Check your connection and try again.',
+      );
+    }
+    // A full page load: the identity provider's sign-in happens on its own site and comes back to the portal.
+    location.assign(`/saml/${encodeURIComponent(value)}/login?RelayState=${encodeURIComponent('/app/')}`);
   };
   return (
-    <form className="panel-box" onSubmit={start} noValidate aria-labelledby="sso-heading">
+    <form className="panel-box" onSubmit={(e) => void start(e)} noValidate aria-labelledby="sso-heading">
       <h2 id="sso-heading">With single sign-on</h2>
       <div className="field">
         <label htmlFor="org-slug">Organisation short name</label>
@@ -172,7 +187,7 @@ function SsoSignIn() {
         />
         <FieldError id="sso-error" text={error} />
       </div>
-      <button type="submit" className="secondary">
+      <button type="submit" className="secondary" disabled={busy}>
         Continue to your identity provider
       </button>
     </form>
@@ -248,9 +263,15 @@ function ApiKeySignIn() {
 
 export function SignInPage() {
   const mode = useDeploymentMode();
+  const ended = new URLSearchParams(useSearch()).get('ended') === 'everywhere';
   return (
     <section className="narrow">
       <h1 tabIndex={-1}>Sign in</h1>
+      {ended && (
+        <p className="notice ok" role="status">
+          You are signed out on every device.
+        </p>
+      )}
       <p className="lead">Sign in to upload, sign and manage your organisation&apos;s documents.</p>
       {mode === 'managed' && (
         <>

@@ -7,6 +7,7 @@ import { takeLinkToken } from './token-link.js';
 export function AcceptInvitationPage() {
   const token = useRef<string | null | undefined>(undefined);
   if (token.current === undefined) token.current = takeLinkToken();
+  const [name, setName] = useState('');
   const [password, setPassword] = useState('');
   const [error, setError] = useState<{ field: string | null; text: string } | null>(null);
   const [joined, setJoined] = useState<Schemas['RegisteredDto'] | null>(null);
@@ -23,7 +24,9 @@ export function AcceptInvitationPage() {
     setError(null);
     try {
       const result = await unwrap(
-        api.POST('/v1/auth/accept-invitation', { body: { token: token.current!, password } }),
+        api.POST('/v1/auth/accept-invitation', {
+          body: { token: token.current!, password, name: name.trim() || undefined },
+        }),
       );
       if (result) setJoined(result);
     } catch (e) {
@@ -72,6 +75,16 @@ export function AcceptInvitationPage() {
       <h1 tabIndex={-1}>Join an organisation</h1>
       <p className="lead">You were invited to an organisation on this service. Choose a password to accept.</p>
       <form className="panel-box" onSubmit={submit} noValidate>
+        <div className="field">
+          <label htmlFor="join-name">Your name</label>
+          <input
+            id="join-name"
+            autoComplete="name"
+            maxLength={200}
+            value={name}
+            onChange={(e) => setName(e.target.value)}
+          />
+        </div>
         <NewPasswordField
           value={password}
           onChange={setPassword}

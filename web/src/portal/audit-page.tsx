@@ -90,7 +90,7 @@ export function AuditPage() {
           <input
             id="audit-action"
             value={draft.action}
-            placeholder="document.signed"
+            placeholder="sign"
             onChange={(e) => setDraft({ ...draft, action: e.target.value })}
           />
         </div>

@@ -1,8 +1,11 @@
-import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { ApiProblem, api, unwrap, type Schemas } from '../api/client.js';
+import { Link, useLocation } from 'wouter';
+import { ProblemNotice } from '../documents/status.js';
 import { download } from '../download.js';
-import { NewPasswordField } from './password-field.js';
+import { formatDateTime } from '../format.js';
+import { useSession } from '../session.js';
 import { useProfile } from './team-page.js';
 
 /** The otpauth URI as a QR code, drawn in this page (the secret goes to no other service). */
@@ -179,76 +182,59 @@ function TwoStep() {
   );
 }
 
-function PasswordChange() {
-  const [current, setCurrent] = useState('');
-  const [next, setNext] = useState('');
-  const [error, setError] = useState<{ field: string | null; text: string } | null>(null);
-  const [changed, setChanged] = useState(false);
-  const change = useMutation({
-    mutationFn: () =>
-      unwrap(api.PATCH('/v1/account/profile', { body: { current_password: current, new_password: next } })),
-    onSuccess: () => {
-      setChanged(true);
-      setCurrent('');
-      setNext('');
-      setError(null);
-    },
-    onError: (e) =>
-      setError({
-        field: e instanceof ApiProblem ? (e.field === 'new_password' ? 'password' : e.field) : null,
-        text: e.message,
-      }),
+/** The account's sessions, one per sign-in on a device: end one, or all of them. */
+function Sessions() {
+  const queryClient = useQueryClient();
+  const { signOut } = useSession();
+  const [, navigate] = useLocation();
+  const list = useQuery({ queryKey: ['sessions'], queryFn: () => unwrap(api.GET('/v1/auth/sessions')) });
+  const end = useMutation({
+    mutationFn: (id: string) =>
+      unwrap(api.DELETE('/v1/auth/sessions/{sessionId}', { params: { path: { sessionId: id } } })),
+    onSuccess: () => void queryClient.invalidateQueries({ queryKey: ['sessions'] }),
   });
+  const everywhere = useMutation({
+    mutationFn: () => signOut({ everywhere: true }),
+    onSuccess: () => navigate('/sign-in?ended=everywhere'),
+  });
+  const sessions = list.data?.data ?? [];
   return (
-    <form
-      onSubmit={(event: FormEvent) => {
-        event.preventDefault();
-        setChanged(false);
-        change.mutate();
-      }}
-      noValidate
-    >
-      <div className="field">
-        <label htmlFor="current-password">Current password</label>
-        <input
-          id="current-password"
-          type="password"
-          autoComplete="current-password"
-          value={current}
-          onChange={(e) => setCurrent(e.target.value)}
-          aria-invalid={error?.field === 'current_password' || undefined}
-          aria-describedby={error?.field === 'current_password' ? 'current-password-error' : undefined}
-        />
-        {error?.field === 'current_password' && (
-          <p className="field-error" id="current-password-error" role="alert">
-            {error.text}
-          </p>
-        )}
-      </div>
-      <NewPasswordField
-        label="New password"
-        value={next}
-        onChange={setNext}
-        error={error?.field === 'password' ? error.text : null}
-      />
-      {error && error.field !== 'password' && error.field !== 'current_password' && (
-        <p className="notice error" role="alert">
-          {error.text}
-        </p>
-      )}
-      {changed && (
-        <p className="notice ok" role="status" data-testid="password-changed">
-          Your password is changed. Your other sessions were signed out.
-        </p>
-      )}
-      <button type="submit" disabled={change.isPending}>
-        Change password
+    <>
+      <p className="hint">Each sign-in on a browser or device is a session. End one you do not recognise.</p>
+      <ProblemNotice error={list.error ?? end.error ?? everywhere.error} />
+      <ul className="files" data-testid="sessions">
+        {sessions.map((s) => (
+          <li key={s.id} data-testid="session-row" data-current={s.current || undefined}>
+            <span>
+              <strong>{s.device}</strong>
+              {s.current && <span className="badge badge-valid session-badge">this browser</span>}
+            </span>
+            <span className="muted">
+              {s.ip_address ? `from ${s.ip_address}, ` : ''}last active {formatDateTime(s.last_used_at)}
+            </span>
+            {!s.current && (
+              <button type="button" className="secondary" onClick={() => end.mutate(s.id)} disabled={end.isPending}>
+                End<span className="visually-hidden"> the session on {s.device}</span>
+              </button>
+            )}
+          </li>
+        ))}
+      </ul>
+      <button
+        type="button"
+        className="danger"
+        disabled={everywhere.isPending}
+        onClick={() => {
+          if (window.confirm('Sign out on every device, this one included?')) everywhere.mutate();
+        }}
+      >
+        Log out everywhere
       </button>
-    </form>
+    </>
   );
 }
 
-/** The account's sign-in security: two-step sign-in (TOTP) and the password. */
+/** The account's sign-in security: two-step sign-in (TOTP) and the sessions on each device. */
 export function SecurityPage() {
   const profile = useProfile();
   return (
@@ -259,10 +245,13 @@ export function SecurityPage() {
         <h2 id="two-step-heading">Two-step sign-in</h2>
         <TwoStep />
       </div>
-      <div className="panel-box" aria-labelledby="password-heading" role="region">
-        <h2 id="password-heading">Password</h2>
-        <PasswordChange />
+      <div className="panel-box" aria-labelledby="sessions-heading" role="region">
+        <h2 id="sessions-heading">Where you are signed in</h2>
+        <Sessions />
       </div>
+      <p>
+        Your name and password are on your <Link href="/profile">profile</Link>.
+      </p>
     </section>
   );
 }

@@ -22,6 +22,7 @@ export function SignUpPage() {
   const [organization, setOrganization] = useState('');
   const [slug, setSlug] = useState('');
   const [slugEdited, setSlugEdited] = useState(false);
+  const [name, setName] = useState('');
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const [error, setError] = useState<{ field: Field | null; text: string } | null>(null);
@@ -42,7 +43,13 @@ export function SignUpPage() {
     try {
       await unwrap(
         api.POST('/v1/auth/register', {
-          body: { organization: organization.trim(), slug: shownSlug, email: email.trim(), password },
+          body: {
+            organization: organization.trim(),
+            slug: shownSlug,
+            name: name.trim() || undefined,
+            email: email.trim(),
+            password,
+          },
         }),
       );
       setDone(email.trim());
@@ -108,6 +115,16 @@ export function SignUpPage() {
             aria-describedby={described('slug', 'slug-hint')}
           />
           {fieldError('slug')}
+        </div>
+        <div className="field">
+          <label htmlFor="signup-name">Your name</label>
+          <input
+            id="signup-name"
+            autoComplete="name"
+            maxLength={200}
+            value={name}
+            onChange={(e) => setName(e.target.value)}
+          />
         </div>
         <div className="field">
           <label htmlFor="signup-email">Your email address</label>

@@ -49,6 +49,14 @@ export function TeamPage() {
     mutationFn: (id: string) => unwrap(api.DELETE('/v1/account/team/{userId}', { params: { path: { userId: id } } })),
     onSuccess: refresh,
   });
+  const transfer = useMutation({
+    mutationFn: (id: string) => unwrap(api.POST('/v1/account/team/transfer-ownership', { body: { user_id: id } })),
+    onSuccess: (owner) => {
+      setNotice(`${owner?.email ?? 'The member'} is now the owner; you are an admin.`);
+      refresh();
+      void queryClient.invalidateQueries({ queryKey: ['profile'] });
+    },
+  });
   const resend = useMutation({
     mutationFn: (id: string) =>
       unwrap(
@@ -121,13 +129,16 @@ export function TeamPage() {
           {notice}
         </p>
       )}
-      <ProblemNotice error={team.error ?? changeRole.error ?? remove.error ?? resend.error ?? cancel.error} />
+      <ProblemNotice
+        error={team.error ?? changeRole.error ?? remove.error ?? transfer.error ?? resend.error ?? cancel.error}
+      />
       <h2>Members</h2>
       <div className="table-scroll">
         <table>
           <caption className="visually-hidden">Members and their roles</caption>
           <thead>
             <tr>
+              <th scope="col">Name</th>
               <th scope="col">Email</th>
               <th scope="col">Role</th>
               <th scope="col">
@@ -138,6 +149,7 @@ export function TeamPage() {
           <tbody>
             {members.map((member) => (
               <tr key={member.id} data-testid="member-row" data-email={member.email}>
+                <td>{member.name ?? <span className="muted">not given</span>}</td>
                 <td className="wrap">{member.email}</td>
                 <td>
                   {member.role === 'owner' || member.id === me.data?.id ? (
@@ -154,17 +166,35 @@ export function TeamPage() {
                   )}
                 </td>
                 <td>
-                  {member.role !== 'owner' && member.id !== me.data?.id && (
-                    <button
-                      type="button"
-                      className="danger"
-                      onClick={() => {
-                        if (window.confirm(`Remove ${member.email} from the organisation?`)) remove.mutate(member.id);
-                      }}
-                    >
-                      Remove<span className="visually-hidden"> {member.email}</span>
-                    </button>
-                  )}
+                  <div className="row-actions">
+                    {myRole === 'owner' && member.id !== me.data?.id && (
+                      <button
+                        type="button"
+                        className="secondary"
+                        onClick={() => {
+                          if (
+                            window.confirm(
+                              `Make ${member.email} the owner? You become an admin, and only the new owner can undo it.`,
+                            )
+                          )
+                            transfer.mutate(member.id);
+                        }}
+                      >
+                        Make owner<span className="visually-hidden"> {member.email}</span>
+                      </button>
+                    )}
+                    {member.role !== 'owner' && member.id !== me.data?.id && (
+                      <button
+                        type="button"
+                        className="danger"
+                        onClick={() => {
+                          if (window.confirm(`Remove ${member.email} from the organisation?`)) remove.mutate(member.id);
+                        }}
+                      >
+                        Remove<span className="visually-hidden"> {member.email}</span>
+                      </button>
+                    )}
+                  </div>
                 </td>
               </tr>
             ))}
