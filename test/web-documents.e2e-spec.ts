@@ -195,6 +195,7 @@ describe('the documents pages at /app/documents, self-hosted, signed in with an 
           await page.goto(`${base}${path!}`);
           await page.getByRole('heading', { level: 1, name: heading! }).waitFor();
           expect([path, await accessibilityProblems(page)]).toEqual([path, []]);
+          if (width === 1280 && path === '/app/') await screenshot(page, 'home');
         }
         await signIn(page, tenant);
         for (const [link, empty] of [
@@ -237,6 +238,7 @@ describe('the documents pages at /app/documents, self-hosted, signed in with an 
       await page.getByRole('button', { name: 'View invoice/v1' }).click();
       await page.getByText('"invoice_number"').first().waitFor();
       await accessible(page);
+      await screenshot(page, 'schemas');
 
       await page.getByRole('link', { name: 'Webhooks' }).click();
       await page.getByText('No webhooks yet.').waitFor();
@@ -246,6 +248,7 @@ describe('the documents pages at /app/documents, self-hosted, signed in with an 
       await secret.waitFor();
       expect(await secret.locator('.secret').textContent()).toMatch(/^whsec_[A-Za-z0-9_-]{40,}$/);
       await accessible(page);
+      await screenshot(page, 'webhooks');
       await page.getByRole('button', { name: 'I have stored it' }).click();
       expect(await secret.count()).toBe(0);
       await page.getByRole('button', { name: /^Remove/ }).click();

@@ -268,6 +268,8 @@ describe('the managed portal, end to end in the browser', () => {
         await page.getByLabel('Email address').fill(email);
         await page.getByRole('button', { name: 'Send the link' }).click();
         await page.getByTestId('reset-sent').waitFor();
+        await accessible(page);
+        await shot(page, 'portal-forgot-password');
         await page.goto(linkIn(await mailTo(smtp, email, 2)));
         await page.getByLabel('Password').fill(NEW_PASSWORD);
         await page.getByRole('button', { name: 'Set the new password' }).click();
