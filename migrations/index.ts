@@ -23,6 +23,7 @@ import { TotpLock1795592522872 } from './1795592522872-totp-lock.js';
 import { ConnectorPrivateTargets1795593221144 } from './1795593221144-connector-private-targets.js';
 import { PasswordResetTokens1795600000000 } from './1795600000000-password-reset-tokens.js';
 import { UserNames1795700000000 } from './1795700000000-user-names.js';
+import { RowLevelSecurity1795800000000 } from './1795800000000-row-level-security.js';
 
 /** Every migration, in order. Listed explicitly: glob loading does not work for TypeScript sources under vitest. */
 export const migrations = [
@@ -51,4 +52,5 @@ export const migrations = [
   ConnectorPrivateTargets1795593221144,
   PasswordResetTokens1795600000000,
   UserNames1795700000000,
+  RowLevelSecurity1795800000000,
 ];

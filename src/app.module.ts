@@ -66,7 +66,9 @@ export class AppModule {
             genReqId: (_req, res: ServerResponse) => String(res.getHeader('X-Request-Id') ?? ''),
           },
         }),
-        TypeOrmModule.forRoot(dataSourceOptions(config.env.DATABASE_URL, config.env.DATABASE_POOL_SIZE)),
+        TypeOrmModule.forRoot(
+          dataSourceOptions(config.env.DATABASE_URL, config.env.DATABASE_POOL_SIZE, config.env.DATABASE_APP_ROLE),
+        ),
         RedisModule,
         QueueModule,
         AuditModule,

@@ -49,6 +49,13 @@ export const envSchema = z.object({
   DATABASE_AUTO_CREATE: bool.default(true),
   DATABASE_RUN_MIGRATIONS: bool.default(true),
   DATABASE_POOL_SIZE: positiveInt.default(10),
+  // The role the service's connections act as: owns no table, held to row-level security (the second wall
+  // between tenants). The migrations create it; empty: act as the connecting user (the wall is then down
+  // for a superuser).
+  DATABASE_APP_ROLE: z
+    .string()
+    .regex(/^([a-z_][a-z0-9_]{0,62})?$/, 'a PostgreSQL role name (lower case, digits, underscores) or empty')
+    .default('sdf_app'),
   // S11: only `sdf admin audit-retention` reads this, never the service: a role that owns audit_log, to detach
   // and drop monthly partitions past retention. Set it where the command runs, not in the service's environment.
   AUDIT_MAINTENANCE_DATABASE_URL: z.url().optional(),

@@ -2,18 +2,25 @@ import pg from 'pg';
 import { DataSource, type DataSourceOptions } from 'typeorm';
 import { migrations } from '../../migrations/index.js';
 import { entities } from './entities.js';
+import { TenantScopeSubscriber } from './tenant-scope.js';
 
-export function dataSourceOptions(databaseUrl: string, poolSize = 10): DataSourceOptions {
+/**
+ * `appRole`: the role every connection acts as (DATABASE_APP_ROLE), set at connection start so that even
+ * RESET ROLE returns to it. It owns no table and is held to row-level security; migrations and the
+ * command line connect without it, as the owner.
+ */
+export function dataSourceOptions(databaseUrl: string, poolSize = 10, appRole = ''): DataSourceOptions {
   return {
     type: 'postgres',
     url: databaseUrl,
     entities,
     migrations,
+    subscribers: [TenantScopeSubscriber],
     // Never synchronize: the schema changes only through migrations/.
     synchronize: false,
     migrationsRun: false,
     migrationsTransactionMode: 'each',
-    extra: { max: poolSize },
+    extra: { max: poolSize, ...(appRole ? { options: `-c role=${appRole}` } : {}) },
   };
 }
 

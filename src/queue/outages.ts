@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { DelayedError, type Job } from 'bullmq';
 import { isInfrastructureError } from '../common/infrastructure-errors.js';
+import { actingForTenant } from '../database/tenant-scope.js';
 
 /** The first postponement waits this long; each further one while the outage lasts waits twice as long, up to the ceiling. */
 const FIRST_DELAY_MS = 1_000;
@@ -33,7 +34,8 @@ export class OutageGate {
   async run<T>(job: Job, token: string | undefined, work: () => Promise<T>): Promise<T> {
     let result: T;
     try {
-      result = await work();
+      // Every job acts for the tenant named in its data: its transactions see that tenant's rows alone.
+      result = await actingForTenant(tenantOf(job.data), work);
     } catch (err) {
       const away = isInfrastructureError(err) || this.policy.alsoUnavailable?.(err) === true;
       if (!away || token === undefined) throw err;
@@ -83,4 +85,11 @@ function describe(err: unknown): string {
   const e = err as { code?: unknown; message?: unknown };
   const code = typeof e?.code === 'string' ? `${e.code}: ` : '';
   return `${code}${typeof e?.message === 'string' ? e.message : String(err)}`.slice(0, 300);
+}
+
+/** The tenant a job acts for: `tenantId` or `tenant_id` in its data (STYLE: every payload carries it). */
+function tenantOf(data: unknown): string | undefined {
+  const d = data as { tenantId?: unknown; tenant_id?: unknown } | null;
+  const id = d?.tenantId ?? d?.tenant_id;
+  return typeof id === 'string' && id !== '' ? id : undefined;
 }

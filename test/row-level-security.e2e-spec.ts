@@ -1,0 +1,137 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { requestContext } from '../src/common/request-context.js';
+import { startApp, type TestApp } from './helpers/app.js';
+import { upload, waitForFinal } from './helpers/documents.js';
+import { buildSdf } from './helpers/sdf-fixtures.js';
+import { createTenant, type TenantFixture } from './helpers/tenants.js';
+
+/** Every table whose rows belong to a tenant, from the schema itself: a new one is walked too. */
+async function tenantTables(owner: pg.Client): Promise<{ table: string; column: string }[]> {
+  const { rows } = await owner.query<{ table: string; column: string }>(
+    `SELECT c.relname AS table, CASE WHEN c.relname = 'tenants' THEN 'id' ELSE 'tenant_id' END AS column
+       FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p') AND NOT c.relispartition
+        AND (c.relname = 'tenants' OR EXISTS (
+              SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attname = 'tenant_id' AND NOT a.attisdropped))
+      ORDER BY 1`,
+  );
+  return rows;
+}
+
+describe('row-level security: the second wall between tenants', () => {
+  let t: TestApp;
+  let owner: pg.Client;
+  let a: TenantFixture;
+  let b: TenantFixture;
+
+  beforeAll(async () => {
+    t = await startApp({ env: { DATABASE_APP_ROLE: 'sdf_app' } });
+    owner = new pg.Client({ connectionString: t.config.env.DATABASE_URL });
+    await owner.connect();
+    // Two tenants with documents, keys, schemas, webhooks, audit entries and events, made through the API.
+    [a, b] = [await createTenant(t), await createTenant(t)];
+    for (const tenant of [a, b]) {
+      const key = { 'X-API-Key': tenant.apiKey };
+      const res = await upload(t, tenant.apiKey, (await buildSdf()).archive).expect(201);
+      await waitForFinal(t, tenant.apiKey, res.body.id as string);
+      await t
+        .http()
+        .post('/schemas')
+        .set(key)
+        .send({ schema_id: 'invoice/v1', version: '1', schema: { type: 'object' } })
+        .expect(201);
+      await t
+        .http()
+        .post('/webhooks')
+        .set(key)
+        .send({ url: 'http://127.0.0.1:9/hook', secret: 'a-secret-of-sixteen-chars', events: ['document.signed'] })
+        .expect(201);
+    }
+  });
+  afterAll(async () => {
+    await owner?.end();
+    await t?.close();
+  });
+
+  /** A query through the service's own connection pool, in a transaction acting for `tenantId`. */
+  const asTenant = <T>(tenantId: string, sql: string, params: unknown[] = []) =>
+    requestContext.run({ requestId: 'rls-test', tenantId }, () =>
+      t.ds.transaction((m) => m.query(sql, params) as Promise<T>),
+    );
+
+  it('the service acts as a role that is no superuser, owns no table and cannot bypass row-level security', async () => {
+    const [me] = (await t.ds.query(
+      `SELECT current_user AS name, r.rolsuper, r.rolbypassrls,
+              (SELECT count(*)::int FROM pg_class c WHERE c.relowner = r.oid) AS owned
+         FROM pg_roles r WHERE r.rolname = current_user`,
+    )) as { name: string; rolsuper: boolean; rolbypassrls: boolean; owned: number }[];
+    expect(me).toEqual({ name: 'sdf_app', rolsuper: false, rolbypassrls: false, owned: 0 });
+    // Even RESET ROLE comes back to it: the role is the connection's starting setting.
+    const afterReset = await t.ds.transaction(async (m) => {
+      await m.query(`RESET ROLE`);
+      return (await m.query(`SELECT current_user AS name`)) as { name: string }[];
+    });
+    expect(afterReset).toEqual([{ name: 'sdf_app' }]);
+  });
+
+  it('every tenant table has row-level security forced and a policy', async () => {
+    const tables = await tenantTables(owner);
+    expect(tables.length).toBeGreaterThanOrEqual(15);
+    const { rows } = await owner.query<{ table: string; enabled: boolean; forced: boolean; policies: number }>(
+      `SELECT c.relname AS table, c.relrowsecurity AS enabled, c.relforcerowsecurity AS forced,
+              (SELECT count(*)::int FROM pg_policy p WHERE p.polrelid = c.oid) AS policies
+         FROM pg_class c WHERE c.relname = ANY($1) ORDER BY 1`,
+      [tables.map((x) => x.table)],
+    );
+    expect(rows.filter((r) => !r.enabled || !r.forced || r.policies === 0)).toEqual([]);
+    expect(rows).toHaveLength(tables.length);
+  });
+
+  it("an unscoped SELECT on every tenant table inside tenant A's transaction sees A's rows and only them", async () => {
+    let withOthers = 0;
+    for (const { table, column } of await tenantTables(owner)) {
+      const seen = await asTenant<{ tenant: string }[]>(a.id, `SELECT ${column}::text AS tenant FROM "${table}"`);
+      expect(
+        seen.filter((r) => r.tenant !== a.id),
+        table,
+      ).toEqual([]);
+      const { rows } = await owner.query<{ mine: number; others: number }>(
+        `SELECT count(*) FILTER (WHERE ${column} = $1)::int AS mine,
+                count(*) FILTER (WHERE ${column} IS DISTINCT FROM $1)::int AS others FROM "${table}"`,
+        [a.id],
+      );
+      expect(seen.length, table).toBe(rows[0]!.mine);
+      if (rows[0]!.others > 0) withOthers++;
+    }
+    // The walk meant something: most tables held another tenant's rows, which A did not see.
+    expect(withOthers).toBeGreaterThanOrEqual(6);
+  });
+
+  it("inside A's transaction an unscoped UPDATE changes A's rows alone, and a row for B cannot be written", async () => {
+    const changed = await asTenant<[unknown[], number]>(a.id, `UPDATE documents SET updated_at = now()`);
+    expect(changed[1]).toBe(1);
+    await expect(
+      asTenant(a.id, `UPDATE documents SET tenant_id = $1 WHERE tenant_id = $2`, [b.id, a.id]),
+    ).rejects.toThrow(/row-level security/);
+    await expect(
+      asTenant(
+        a.id,
+        `INSERT INTO schemas (tenant_id, schema_id, version, schema, content_hash) SELECT $1, schema_id, '9', schema, content_hash FROM schemas LIMIT 1`,
+        [b.id],
+      ),
+    ).rejects.toThrow(/row-level security/);
+  });
+
+  it('the role can neither turn row-level security off nor change a table', async () => {
+    await expect(
+      t.ds.transaction(async (m) => {
+        await m.query(`SET LOCAL row_security = off`);
+        return m.query(`SELECT count(*) FROM documents`);
+      }),
+    ).rejects.toThrow(/row-level security/);
+    await expect(t.ds.query(`ALTER TABLE documents DISABLE ROW LEVEL SECURITY`)).rejects.toThrow(/must be owner/);
+    await expect(t.ds.query(`DROP POLICY tenant_isolation ON documents`)).rejects.toThrow(/must be owner/);
+    await expect(t.ds.query(`ALTER TABLE documents ADD COLUMN x int`)).rejects.toThrow(/must be owner/);
+  });
+});
