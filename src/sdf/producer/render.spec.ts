@@ -116,8 +116,16 @@ describe('render(): business documents laid out by document_type', () => {
         sequence = [issuer.name, 'Nomination', number, ...cargo, ...(hourly ?? [])];
       }
       expect(sequence.length).toBeGreaterThan(3);
-      // As the page reads (each line left to right, top to bottom), and as the text is stored, which
-      // is what copy and paste and text-layer viewers give.
+      // A field's label and its value read as one line.
+      const number =
+        data.invoice_number ?? data.po_number ?? data.order_number ?? data.nomination_number ?? data.nomination_id;
+      const label = { invoice: 'Invoice number', purchase_order: 'Order number', nomination: 'Nomination number' }[
+        type
+      ];
+      expect(text).toContain(`${label} ${String(number)}`);
+      // In poppler's reading order, as the page reads (each line left to right, top to bottom), and as
+      // the text is stored, which is what copy and paste and text-layer viewers give.
+      expectInOrder(text, sequence);
       expectInOrder(squash(pdfText(pdf, 'layout')), sequence);
       expectInOrder(squash(pdfText(pdf, 'raw')), sequence);
       // The one font is embedded (rule 2), and the service's own PDF checks find nothing to warn about (F8).

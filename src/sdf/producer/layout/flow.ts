@@ -11,11 +11,12 @@ export const GEOMETRY = {
   bottom: 62,
   footerY: 34,
 };
-const SIZE = { body: 9, small: 7.5, heading: 10.5, title: 20, letterhead: 15 };
+const SIZE = { body: 9, small: 7.5, header: 9, heading: 10.5, title: 20, letterhead: 15 };
 const LEADING = 1.38;
 const INDENT = 12;
 const GUTTER = 24;
 const CELL_PAD = 4;
+const LABEL_GAP = 5;
 
 const lead = (size: number): number => size * LEADING;
 const BODY: TextStyle = { size: SIZE.body };
@@ -166,12 +167,17 @@ export class Flow {
         continue;
       }
       const labelSpace = Math.min(labelWidth, (width - indent) / 2);
-      const labels = this.lines(row.label, labelSpace - 6, SIZE.body);
+      // Labels end a gap before their values, right-aligned: a reader (and text extraction) takes each
+      // label and its value as one line.
+      const labels = this.lines(row.label, labelSpace - LABEL_GAP, SIZE.body);
       const values = row.text === '' ? [] : this.lines(row.text, width - indent - labelSpace, SIZE.body);
       const lines = [];
       for (let i = 0; i < Math.max(labels.length, values.length); i++) {
         const line = [];
-        if (i < labels.length) line.push({ dx: indent, text: labels[i]!, style: MUTED });
+        if (i < labels.length) {
+          const dx = indent + labelSpace - LABEL_GAP - this.canvas.width(labels[i]!, SIZE.body);
+          line.push({ dx, text: labels[i]!, style: MUTED });
+        }
         if (i < values.length) line.push({ dx: indent + labelSpace, text: values[i]!, style });
         lines.push(line);
       }
@@ -253,14 +259,14 @@ export class Flow {
 
   private headerRow(table: Table, xs: number[], widths: number[]): void {
     const right = xs.at(-1)! + widths.at(-1)!;
-    const style: TextStyle = { size: SIZE.small, bold: true, tone: 'muted' };
-    const cells = table.columns.map((c, i) => this.lines(c.header, widths[i]! - 2 * CELL_PAD, SIZE.small));
-    const height = Math.max(...cells.map((c) => c.length)) * lead(SIZE.small) + 5;
+    const style: TextStyle = { size: SIZE.header, bold: true, tone: 'muted' };
+    const cells = table.columns.map((c, i) => this.lines(c.header, widths[i]! - 2 * CELL_PAD, SIZE.header));
+    const height = Math.max(...cells.map((c) => c.length)) * lead(SIZE.header) + 5;
     this.page.shade(GEOMETRY.left, this.y - height, right - GEOMETRY.left, height);
     cells.forEach((lines, i) => {
       lines.forEach((line, n) => {
-        const x = this.cellX(table.columns[i]!.align, xs[i]!, widths[i]!, line, SIZE.small);
-        this.page.write(line, x, this.y - 2 - (n + 1) * lead(SIZE.small) + 1.5, style);
+        const x = this.cellX(table.columns[i]!.align, xs[i]!, widths[i]!, line, SIZE.header);
+        this.page.write(line, x, this.y - 2 - (n + 1) * lead(SIZE.header) + 1.5, style);
       });
     });
     this.y -= height;
@@ -281,7 +287,7 @@ export class Flow {
     const xs: number[] = [];
     widths.reduce((x, w) => (xs.push(x), x + w), GEOMETRY.left);
     const leading = lead(SIZE.body);
-    const headerHeight = lead(SIZE.small) * 2 + 5;
+    const headerHeight = lead(SIZE.header) * 2 + 5;
     this.ensure(headerHeight + leading + 4);
     this.headerRow(table, xs, widths);
     for (const row of table.rows) {
@@ -315,7 +321,7 @@ export class Flow {
   private totals(lines: TotalLine[], right: number): void {
     const leading = lead(SIZE.body) + 2;
     const valueWidth = Math.max(...lines.map((l) => this.canvas.width(l.value, SIZE.body)));
-    const labelRight = right - Math.max(valueWidth, 70) - 16;
+    const labelRight = right - valueWidth - LABEL_GAP - 1;
     const labelWidth = Math.max(labelRight - GEOMETRY.left, 60);
     const rows = lines.map((l) => ({ ...l, labels: this.lines(l.label, labelWidth, SIZE.body) }));
     const height = rows.reduce((h, r) => h + r.labels.length * leading, 6);
