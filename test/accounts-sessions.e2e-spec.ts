@@ -208,6 +208,41 @@ describe('managed /v1: display names, the sessions of a user, and self-service s
     });
   });
 
+  describe("the web front end's cookie logout", () => {
+    it('ends the session of the cookie without an access token, clears the cookie, and refuses the cookie alone', async () => {
+      const user = await invite('member');
+      const tokens = await loginAs(user.email, FIREFOX);
+      const cookie = `sdf_refresh=${encodeURIComponent(tokens.refresh_token)}`;
+      // The cookie alone, or from another origin, ends nothing.
+      await t.http().post('/v1/auth/session/logout').set('Cookie', cookie).expect(400);
+      await t
+        .http()
+        .post('/v1/auth/session/logout')
+        .set('Cookie', cookie)
+        .set('X-SDF-Session', '1')
+        .set('Origin', 'https://elsewhere.example')
+        .expect(403);
+      await t.http().get('/v1/account/profile').set(bearer(tokens)).expect(200);
+      const res = await t
+        .http()
+        .post('/v1/auth/session/logout')
+        .set('Cookie', cookie)
+        .set('X-SDF-Session', '1')
+        .expect(204);
+      expect(String(res.headers['set-cookie'])).toMatch(/sdf_refresh=;.*Max-Age=0/);
+      await t.http().get('/v1/account/profile').set(bearer(tokens)).expect(401);
+      // The user's other sessions stay; a second call with the spent cookie ends nothing and says so quietly.
+      await t.http().get('/v1/account/profile').set(bearer(user.tokens)).expect(200);
+      await t.http().post('/v1/auth/session/logout').set('Cookie', cookie).set('X-SDF-Session', '1').expect(204);
+      await t.http().get('/v1/account/profile').set(bearer(user.tokens)).expect(200);
+      await t.http().post('/v1/auth/session/logout').set('X-SDF-Session', '1').expect(204);
+      const audit = (await t.ds.query(`SELECT resource_id FROM audit_log WHERE action = 'logout' AND actor = $1`, [
+        `user:${user.id}`,
+      ])) as { resource_id: string }[];
+      expect(audit).toHaveLength(1);
+    });
+  });
+
   describe('self-service single sign-on', () => {
     it('is for the owner alone: admins and members are refused', async () => {
       const admin = await invite('admin');

@@ -297,4 +297,19 @@ export class AuthFlowsService {
       });
     });
   }
+
+  /** The web front end's logout by its session cookie; an unknown or ended token ends nothing. */
+  async logoutByRefreshToken(rawToken: string, client: ClientInfo): Promise<void> {
+    await this.ds.transaction(async (m) => {
+      const ended = await this.sessions.revokeByRefreshToken(m, rawToken);
+      if (!ended) return;
+      await this.audit.record(m, {
+        tenantId: ended.tenant_id,
+        action: 'logout',
+        actor: `user:${ended.user_id}`,
+        resourceId: ended.id,
+        ipAddress: client.ip,
+      });
+    });
+  }
 }

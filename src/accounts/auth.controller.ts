@@ -345,6 +345,52 @@ export class AuthController {
     return { access_token: tokens.access_token, expires_in: tokens.expires_in, token_type: tokens.token_type };
   }
 
+  @Public()
+  @Post('session/logout')
+  @HttpCode(204)
+  @ApiOperation({
+    summary: "The web front end's logout: ends the session of the refresh token in its cookie",
+    description:
+      `The cookie variant of POST /v1/auth/logout, which works without a live access token: the session ` +
+      `whose refresh token is in the ${SESSION_COOKIE} cookie ends at once (its access tokens too) and the ` +
+      `cookie is cleared. The same defence as the cookie refresh: the ${SESSION_HEADER} header and, where the ` +
+      `browser names them, an Origin and Sec-Fetch-Site of this origin. Without a cookie there is nothing to ` +
+      `end and the answer is 204 too. Audited as logout.`,
+  })
+  @ApiHeader({
+    name: SESSION_HEADER,
+    required: true,
+    description: 'Any non-empty value; shows the call comes from a page of this origin',
+    schema: { type: 'string', example: '1' },
+  })
+  @ApiNoContentResponse({ description: 'Signed out; the cookie is cleared' })
+  @ApiError(400, `No ${SESSION_HEADER} header`, {
+    name: 'no_session_header',
+    code: 'VALIDATION_ERROR',
+    message: `The ${SESSION_HEADER} header is required`,
+  })
+  @ApiError(403, 'Called from a page of another origin (Origin or Sec-Fetch-Site)', {
+    name: 'other_origin',
+    code: 'FORBIDDEN',
+    message: 'Called from another origin: the cookie alone is not enough',
+  })
+  async sessionLogout(
+    @Client() client: ClientInfo,
+    @Req() req: Request,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<void> {
+    const refusal = sessionCallRefusal(req);
+    if (refusal === 'foreign') throw AppError.forbidden('Called from another origin: the cookie alone is not enough');
+    if (refusal === 'no-header') {
+      throw AppError.badRequest(`The ${SESSION_HEADER} header is required`, [
+        { path: SESSION_HEADER, message: 'required: shows the call comes from a page of this origin' },
+      ]);
+    }
+    const presented = sessionCookie(req);
+    clearSessionCookie(res);
+    if (presented) await this.flows.logoutByRefreshToken(presented, client);
+  }
+
   @UserEndpoint()
   @Post('totp/setup')
   @AllowUnverified()

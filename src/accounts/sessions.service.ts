@@ -131,6 +131,25 @@ export class SessionsService {
     return true;
   }
 
+  /**
+   * The cookie logout: ends the session a refresh token belongs to, if it is still active. The token is
+   * not rotated here, so a stale one is no reuse: it simply ends nothing.
+   */
+  async revokeByRefreshToken(
+    m: EntityManager,
+    rawToken: string,
+  ): Promise<{ id: string; user_id: string; tenant_id: string } | null> {
+    const rows = (await m.query(
+      `UPDATE sessions SET revoked_at = now()
+        WHERE refresh_token_hash = $1 AND revoked_at IS NULL AND expires_at > now()
+        RETURNING id, user_id, tenant_id`,
+      [sha256Hex(rawToken)],
+    )) as [{ id: string; user_id: string; tenant_id: string }[], number];
+    const ended = rows[0][0] ?? null;
+    if (ended) await this.revocations.revoke([ended.id]);
+    return ended;
+  }
+
   /** Revokes one session (logout); its access tokens fail from the next request on. */
   async revoke(m: EntityManager, sessionId: string, tenantId: string): Promise<boolean> {
     const rows = (await m.query(

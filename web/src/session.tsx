@@ -116,9 +116,13 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   const signOut = useCallback(
     async (options: { everywhere?: boolean } = {}) => {
       if (credential?.kind === 'account') {
-        // Ends the session (or all of them) on the service with its access token, which also clears the cookie.
+        // Ends the session (or, with the access token, all of them) on the service, which clears the cookie.
         if (options.everywhere) await unwrap(api.DELETE('/v1/auth/sessions'));
-        else await api.POST('/v1/auth/logout').catch(() => undefined);
+        // The cookie logout: it works even when the access token has expired, and clears the cookie.
+        else
+          await api
+            .POST('/v1/auth/session/logout', { params: { header: { 'X-SDF-Session': '1' } } })
+            .catch(() => undefined);
       }
       try {
         sessionStorage.removeItem(TAB_KEY);

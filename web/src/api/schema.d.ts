@@ -1157,6 +1157,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/auth/session/logout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The web front end's logout: ends the session of the refresh token in its cookie
+         * @description The cookie variant of POST /v1/auth/logout, which works without a live access token: the session whose refresh token is in the sdf_refresh cookie ends at once (its access tokens too) and the cookie is cleared. The same defence as the cookie refresh: the X-SDF-Session header and, where the browser names them, an Origin and Sec-Fetch-Site of this origin. Without a cookie there is nothing to end and the answer is 204 too. Audited as logout.
+         */
+        post: operations["AuthController_sessionLogout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/auth/totp/setup": {
         parameters: {
             query?: never;
@@ -8594,6 +8614,45 @@ export interface operations {
             };
             /** @description The body is over JSON_BODY_LIMIT_BYTES (1 MiB by default) */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    AuthController_sessionLogout: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Any non-empty value; shows the call comes from a page of this origin */
+                "X-SDF-Session": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Signed out; the cookie is cleared */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No X-SDF-Session header */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Called from a page of another origin (Origin or Sec-Fetch-Site) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
