@@ -1,4 +1,4 @@
-import type { Column, DocumentLayout, Row, Table, TotalLine } from './blocks.js';
+import type { Column, DocumentLayout, Table, TotalLine } from './blocks.js';
 import { PAGE, type Canvas, type PageCanvas, type TextStyle } from './canvas.js';
 import { wrap } from './glyphs.js';
 
@@ -11,11 +11,13 @@ export const GEOMETRY = {
   bottom: 62,
   footerY: 34,
 };
+// Table headers in the body's size: a smaller header row makes poppler read a table column by column.
 const SIZE = { body: 9, small: 7.5, header: 9, heading: 10.5, title: 20, letterhead: 15 };
 const LEADING = 1.38;
 const INDENT = 12;
 const GUTTER = 24;
 const CELL_PAD = 4;
+/** Between a field's label and its value: more, and plain pdftotext reads labels and values apart. */
 const LABEL_GAP = 5;
 
 const lead = (size: number): number => size * LEADING;
@@ -350,5 +352,3 @@ export class Flow {
     });
   }
 }
-
-export type { Row };
