@@ -1,14 +1,13 @@
 import { stat, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { AppError } from '../common/errors.js';
 import { AppConfig } from '../config/app-config.js';
 import { SchemaRegistryService } from '../schemas/schema-registry.service.js';
 import { ProduceBudgetError, SdfError, type PackMetaInput } from '../sdf/index.js';
-import { STORAGE_DRIVER, type StorageDriver } from '../storage/storage-driver.js';
+import { STORAGE_DRIVER, temporaryName, type StorageDriver } from '../storage/storage-driver.js';
 import { DocumentsService, type Actor } from './documents.service.js';
 import type { DocumentDto } from './dto/document.dto.js';
 import type { ProduceDto } from './dto/produce.dto.js';
@@ -89,7 +88,8 @@ export class ProduceHandler {
   /** The file, made in the pool into a new file beside the stored ones (so storing it is a rename). */
   private async make(tenantId: string, input: Parameters<ValidationPoolService['produce']>[1]): Promise<SpooledFile> {
     const dir = this.config.env.UPLOAD_TMP_DIR ?? this.storage.spoolDir?.() ?? tmpdir();
-    const path = join(dir, `produce-${randomBytes(12).toString('hex')}.sdf`);
+    // Named as the store's other temporary files, so its sweep of stale ones covers a crash here too.
+    const path = join(dir, temporaryName('.produced'));
     let moved = false;
     const discard = async (): Promise<void> => {
       if (!moved) await rm(path, { force: true });
