@@ -1,5 +1,6 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { findUnsafeText, isUnsafeText } from './text.js';
+import { findUnsafeText, isUnsafeText, jsonMayHoldUnsafeText } from './text.js';
 
 describe('unsafe text', () => {
   it('refuses NUL and lone surrogates, accepts paired surrogates', () => {
@@ -23,5 +24,41 @@ describe('unsafe text', () => {
     let deep: unknown = 'x\u0000';
     for (let i = 0; i < 100_000; i++) deep = [deep];
     expect(findUnsafeText(deep)?.reason).toContain('NUL');
+  });
+
+  it('judges a string as the regular expressions it replaced did', () => {
+    const lone = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+    const units = fc.oneof(
+      fc.constantFrom(0, 0x41, 0xe9, 0xd800, 0xdbff, 0xdc00, 0xdfff, 0xd83d, 0xde00),
+      fc.integer({ min: 0, max: 0xffff }),
+    );
+    fc.assert(
+      fc.property(fc.array(units, { maxLength: 8 }), (codes) => {
+        const text = String.fromCharCode(...codes);
+        expect(isUnsafeText(text)).toBe(text.includes('\u0000') || lone.test(text));
+      }),
+      { numRuns: 5_000 },
+    );
+  });
+
+  it('finds unsafe text in a parsed JSON text only when its bytes hold a \\u escape', () => {
+    expect(jsonMayHoldUnsafeText(Buffer.from('{"a":"x\\u0000"}'))).toBe(true);
+    expect(jsonMayHoldUnsafeText(Buffer.from('{"a":"plain ü €"}'))).toBe(false);
+    // Bytes that would encode a surrogate decode to U+FFFD, never to a lone surrogate.
+    const encodedSurrogate = Buffer.from([0x22, 0xed, 0xa0, 0x80, 0x22]);
+    expect(jsonMayHoldUnsafeText(encodedSurrogate)).toBe(false);
+    expect(findUnsafeText(JSON.parse(encodedSurrogate.toString('utf8')))).toBeNull();
+    fc.assert(
+      fc.property(
+        fc.jsonValue(),
+        fc.oneof(fc.string({ unit: 'binary' }), fc.constantFrom('\u0000', '\ud800x', 'x\udc00')),
+        (value, text) => {
+          const bytes = Buffer.from(JSON.stringify([value, { [text]: text }]), 'utf8');
+          const parsed: unknown = JSON.parse(bytes.toString('utf8'));
+          if (findUnsafeText(parsed) !== null) expect(jsonMayHoldUnsafeText(bytes)).toBe(true);
+        },
+      ),
+      { numRuns: 2_000 },
+    );
   });
 });
