@@ -121,10 +121,12 @@ export const envSchema = z.object({
   UPLOAD_BODY_MIN_BYTES: positiveInt.default(10 * 1024),
 
   // The validation pool (F6 safety budget) and the validate-sdf workers (S9).
+  // Pool processes for jobs (default: one per core, as many as fit in half the memory at their heap budget).
   VALIDATION_POOL_WORKERS: positiveInt.optional(),
   VALIDATION_TIMEOUT_MS: positiveInt.default(10_000),
   VALIDATION_MAX_MEMORY_MB: positiveInt.default(512),
-  VALIDATE_SDF_CONCURRENCY: positiveInt.default(8),
+  // Jobs at once per worker process (default: four per pool process; see validateJobConcurrency).
+  VALIDATE_SDF_CONCURRENCY: positiveInt.optional(),
   // Validation jobs of one tenant running at once across all workers while another tenant's jobs wait
   // (default: half of the concurrency; a tenant alone uses every worker).
   VALIDATE_TENANT_CONCURRENCY: positiveInt.optional(),

@@ -20,6 +20,7 @@ export {
   DataBudgetError,
   ProduceBudgetError,
   WorkerTaskError,
+  defaultPoolWorkers,
   type PoolDataOptions,
   type PoolDataResult,
   type PoolLane,

@@ -2,11 +2,12 @@ import { OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
 import { Inject, Logger } from '@nestjs/common';
 import type { Job } from 'bullmq';
 import { AppConfig } from '../../config/app-config.js';
+import type { Env } from '../../config/env.js';
 import { EventsService } from '../../events/events.service.js';
 import { OutageGate } from '../../queue/outages.js';
 import { QueueName } from '../../queue/queues.js';
 import { TenantSlots, type SlotPolicy } from '../../queue/tenant-slots.js';
-import { isSdfError, WorkerTaskError, type ValidationResult } from '../../sdf/index.js';
+import { defaultPoolWorkers, isSdfError, WorkerTaskError, type ValidationResult } from '../../sdf/index.js';
 import { STORAGE_DRIVER, type StorageDriver } from '../../storage/storage-driver.js';
 import { eventData } from '../documents.service.js';
 import { DocumentsRepository } from '../documents.repository.js';
@@ -20,12 +21,27 @@ export type ValidateSdfOutcome =
   { status: 'valid' | 'invalid'; code: string | null } | { skipped: 'gone' | 'already-final' };
 
 /**
+ * Validation jobs at once per worker process: VALIDATE_SDF_CONCURRENCY, else four per background pool
+ * process. A job spends part of its time on the record (load, settle) and none of it on the pool then,
+ * so more jobs than processes keep every pool process busy, with no idle gap between one file and the
+ * next, and a tenant alone on the queue uses the whole machine.
+ */
+export function validateJobConcurrency(
+  env: Pick<Env, 'VALIDATE_SDF_CONCURRENCY' | 'VALIDATION_POOL_WORKERS' | 'VALIDATION_MAX_MEMORY_MB'>,
+): number {
+  return (
+    env.VALIDATE_SDF_CONCURRENCY ??
+    4 * (env.VALIDATION_POOL_WORKERS ?? defaultPoolWorkers(env.VALIDATION_MAX_MEMORY_MB))
+  );
+}
+
+/**
  * Worker options come from configuration; `@Processor` metadata is read when the worker is created
  * (module init), so the feature module re-applies the decorator with the configured values first.
  */
 export function configureValidateWorker(config: AppConfig): void {
   Processor(QueueName.ValidateSdf, {
-    concurrency: config.env.VALIDATE_SDF_CONCURRENCY,
+    concurrency: validateJobConcurrency(config.env),
     lockDuration: config.env.WORKER_LOCK_DURATION_MS,
     stalledInterval: config.env.WORKER_STALLED_INTERVAL_MS,
   })(ValidateSdfProcessor);
@@ -56,7 +72,7 @@ export class ValidateSdfProcessor extends WorkerHost {
     this.outage = new OutageGate(QueueName.ValidateSdf, { maxDelayMs: config.env.JOB_OUTAGE_MAX_DELAY_MS });
     this.slots = {
       perTenant:
-        config.env.VALIDATE_TENANT_CONCURRENCY ?? Math.max(1, Math.ceil(config.env.VALIDATE_SDF_CONCURRENCY / 2)),
+        config.env.VALIDATE_TENANT_CONCURRENCY ?? Math.max(1, Math.ceil(validateJobConcurrency(config.env) / 2)),
       // A file is judged within the pool's budget; the lease covers loading it and settling the record too.
       leaseMs: config.env.VALIDATION_TIMEOUT_MS + config.env.WORKER_LOCK_DURATION_MS,
       // enqueueValidation marks every job waiting: a tenant alone on the queue is not held to its share.

@@ -1,5 +1,5 @@
 import { fork, type ChildProcess } from 'node:child_process';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import {
   CHECK_NAMES,
@@ -18,7 +18,7 @@ import { transpiledWorkerUrl } from './ts-sources.js';
 import { overBudget } from './budget.js';
 
 export interface ValidationPoolOptions {
-  /** Most worker processes at once; default: one less than the cores, at most 4. */
+  /** Most worker processes at once for background files; default: defaultPoolWorkers(). */
   maxWorkers?: number;
   /** Wall-clock budget per file, counted from the moment a worker starts on it. */
   timeoutMs?: number;
@@ -204,6 +204,16 @@ interface Slot {
 }
 
 /**
+ * One background process per core, so one busy tenant can use the whole machine: the job's own steps
+ * (reading the record, settling it) are short and wait on the database, and the pool processes are
+ * where the CPU goes. Bounded so that every process at its heap budget still fits in half the memory.
+ */
+export function defaultPoolWorkers(memoryMb = 512): number {
+  const byMemory = Math.floor(totalmem() / 2 / (memoryMb * 1024 * 1024));
+  return Math.max(1, Math.min(availableParallelism(), byMemory));
+}
+
+/**
  * The safety budget (F6; hostile files end as a clear failure and the service stays healthy): untrusted
  * bytes are validated in child processes, one file per process at a time, each with a time limit and a
  * V8 heap limit.
@@ -216,7 +226,7 @@ interface Slot {
 export function createValidationPool(options: ValidationPoolOptions = {}): ValidationPool {
   const timeoutMs = options.timeoutMs ?? 10_000;
   const memoryMb = options.maxOldGenerationSizeMb ?? 512;
-  const maxProcesses = options.maxWorkers ?? Math.max(1, Math.min(4, availableParallelism() - 1));
+  const maxProcesses = options.maxWorkers ?? defaultPoolWorkers(memoryMb);
   const idleTimeoutMs = options.idleTimeoutMs ?? 30_000;
   const maxTotal = maxProcesses + (options.interactiveWorkers ?? 1);
   const modulePath = workerPath();
