@@ -102,6 +102,31 @@ describe('POST /sdf/produce: the service makes SDF files from data (rule 10)', (
     });
   }
 
+  it("signs the file with the tenant's active key when asked: valid, signed, trusted, and audited", async () => {
+    const res = await produce(tenant.apiKey, { ...exampleBody('invoice'), sign: true }).expect(201);
+    const final = await waitForFinal(t, tenant.apiKey, res.body.id as string);
+    expect(final.body).toMatchObject({
+      status: 'valid',
+      is_signed: true,
+      validation: { checks: { signature: 'pass' }, signature: { valid: true, trusted: true } },
+    });
+    const keys = await t.http().get(`/.well-known/sdf-keys/${tenant.slug}`).expect(200);
+    const file = join(dir, 'signed-invoice.sdf');
+    writeFileSync(file, await downloadFile(t, tenant.apiKey, res.body.id as string));
+    const jwks = join(dir, 'jwks.json');
+    writeFileSync(jwks, JSON.stringify(keys.body));
+    const verified = await runNode([distCli, 'verify', file, '--jwks', jwks], { PATH: process.env.PATH });
+    expect(verified.stdout).toMatch(/^VALID, trusted/);
+    const audit = await t.ds.query(
+      `SELECT action, metadata->>'key_id' AS key_id FROM audit_log WHERE resource_id = $1 AND action IN ('upload', 'sign') ORDER BY created_at`,
+      [res.body.id],
+    );
+    expect(audit).toEqual([
+      { action: 'upload', key_id: null },
+      { action: 'sign', key_id: final.body.validation.signature.key_id },
+    ]);
+  });
+
   it('answers 422 with the schema errors and stores nothing when the data fails the schema', async () => {
     const body = exampleBody('invoice');
     const data = { ...body.data, invoice_number: 42 } as Record<string, unknown>;
@@ -154,11 +179,13 @@ describe('POST /sdf/produce: the service makes SDF files from data (rule 10)', (
     await produce(tenant.apiKey, body, { 'Idempotency-Key': 'has space' }).expect(400);
   });
 
-  it('refuses data over the limits with 422 and stores nothing', async () => {
+  it('refuses a body over the JSON body limit with 413 before reading it, and stores nothing', async () => {
     const body = exampleBody('invoice');
     const data = { ...body.data, line_items: Array.from({ length: 1_200_000 }, () => 1) };
-    // Over the JSON body limit (1 MiB by default) the body is refused before it is read: 413.
+    const before = await t.ds.query(`SELECT count(*)::int AS n FROM documents`);
+    // About 2.4 MB of JSON against JSON_BODY_LIMIT_BYTES (1 MiB by default).
     await produce(tenant.apiKey, { ...body, data }).expect(413);
+    expect(await t.ds.query(`SELECT count(*)::int AS n FROM documents`)).toEqual(before);
   });
 
   it('has no /v1 path on the self-hosted deployment', async () => {

@@ -14,8 +14,10 @@ const DESCRIPTION =
   '(invoice, purchase order, nomination, or a generic document), writes meta.json with a new document_id ' +
   'and packs the archive, in a worker within the limits and time budget files are validated under. The ' +
   'file is then stored as an upload is: 201 with the record in status `pending`, the `upload` audit entry ' +
-  'and document.uploaded, then the validation job makes it `valid` (document.validated); sign it with ' +
-  'POST /sign/{id}. Data that fails the schema answers 422 with its errors and stores nothing. A retry ' +
+  'and document.uploaded, then the validation job makes it `valid` (document.validated). With `sign: true` ' +
+  "the file is signed with the tenant's active key before it is stored (audited as `sign`) and ends `valid` " +
+  'with `is_signed: true`; otherwise sign it later with POST /sign/{id}. Data that fails the schema answers ' +
+  '422 with its errors and stores nothing. A retry ' +
   'with the same Idempotency-Key answers the first record, with Idempotent-Replayed: true.';
 
 const Produce = () =>
@@ -46,6 +48,11 @@ const Produce = () =>
       "No such registered schema id or version for this tenant (another tenant's is 404 too)",
       notFound('Schema'),
     ),
+    ApiError(409, '`sign: true`, and the tenant has no active signing key; nothing is stored', {
+      name: 'no_signing_key',
+      code: 'INVALID_STATE',
+      message: 'The tenant has no active signing key; create one with POST /admin/tenants/:tenantId/signing-keys',
+    }),
     ApiError(
       422,
       'The data fails the schema (SDF_ERROR_SCHEMA_MISMATCH with every error), breaks a format rule ' +

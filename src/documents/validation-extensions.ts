@@ -17,13 +17,24 @@ export interface StoredValidation {
 /** Supplies the tenant's signing keys to signature verification (F9 `trusted`). */
 export type KeyLookupProvider = (tenantId: string) => KeyLookup | undefined | Promise<KeyLookup | undefined>;
 
+/**
+ * Signs a file made by POST /sdf/produce with the tenant's active key: reads `path`, writes the signed
+ * file to the new file `output`, and names the key it used.
+ */
+export type ProducedFileSigner = (
+  tenantId: string,
+  path: string,
+  output: string,
+) => Promise<{ key_id: string; algorithm: string }>;
+
 /** Adds fields to a stored validation result (S14 `registry_match`), given the tenant and the core result. */
 export type ValidationEnricher = (tenantId: string, result: ValidationResult) => Promise<Record<string, unknown>>;
 
 /**
  * The seam through which later features take part in validation without the documents feature
  * knowing them: the signing feature registers a key lookup for a tenant's keys (rotated ones
- * included), the schema registry an enricher that sets `registry_match`. Both run in the validation
+ * included) and the signer of produced files, the schema registry an enricher that sets
+ * `registry_match`. The lookup and the enricher run in the validation
  * job and in POST /validate. Defaults: no tenant keys (signatures verify against their embedded key
  * and are untrusted) and `registry_match: null`.
  */
@@ -31,6 +42,16 @@ export type ValidationEnricher = (tenantId: string, result: ValidationResult) =>
 export class ValidationExtensions {
   private keyLookupProvider: KeyLookupProvider | undefined;
   private readonly enrichers: ValidationEnricher[] = [];
+  private producedFileSigner: ProducedFileSigner | undefined;
+
+  /** The signing feature signs produced files asked to be signed (POST /sdf/produce with `sign`). */
+  useSigner(signer: ProducedFileSigner): void {
+    this.producedFileSigner = signer;
+  }
+
+  get signer(): ProducedFileSigner | undefined {
+    return this.producedFileSigner;
+  }
 
   useKeyLookup(provider: KeyLookupProvider): void {
     this.keyLookupProvider = provider;

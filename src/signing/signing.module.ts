@@ -19,7 +19,8 @@ export class SigningModule {
       module: SigningModule,
       imports: [SigningKeysModule],
       controllers: [SigningController],
-      providers: [SigningService, ...workerProviders(config, [SigningThreadsService, SignSdfProcessor])],
+      // The signing threads start on first use: in API processes, when a produced file is to be signed.
+      providers: [SigningService, SigningThreadsService, ...workerProviders(config, [SignSdfProcessor])],
     };
   }
 }

@@ -17,6 +17,7 @@ import type { VerifyResult } from '../sdf/index.js';
 import { STORAGE_DRIVER, type StorageDriver } from '../storage/storage-driver.js';
 import { enqueueSigning } from './jobs/sign-sdf.job.js';
 import { SigningKeysService } from './signing-keys.service.js';
+import { SigningThreadsService } from './signing-threads.service.js';
 
 /** Who acts, for audit entries (S11). */
 export interface SigningActor {
@@ -57,11 +58,19 @@ export class SigningService implements OnModuleInit {
     private readonly keys: SigningKeysService,
     private readonly extensions: ValidationExtensions,
     private readonly pool: ValidationPoolService,
+    private readonly threads: SigningThreadsService,
   ) {}
 
   /** F9/S3: a re-uploaded file signed with one of the tenant's keys (rotated ones included) is trusted. */
   onModuleInit(): void {
     this.extensions.useKeyLookup((tenantId) => this.keys.keyLookup(tenantId));
+    // A produced file asked to be signed is signed before it is stored, with the tenant's active key, on
+    // a signing thread (F9: the same signature as the signing job's; the private key stays in this process).
+    this.extensions.useSigner(async (tenantId, path, output) => {
+      const key = await this.keys.activeKeyForSigning(tenantId);
+      await this.threads.signToFile(path, { privateKeyPem: key.privateKeyPem, keyId: key.keyId }, output);
+      return { key_id: key.keyId, algorithm: key.algorithm };
+    });
   }
 
   /**

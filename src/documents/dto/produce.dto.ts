@@ -1,6 +1,15 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsNotEmpty, IsObject, IsOptional, IsString, Matches, MaxLength, ValidateNested } from 'class-validator';
+import {
+  IsBoolean,
+  IsNotEmpty,
+  IsObject,
+  IsOptional,
+  IsString,
+  Matches,
+  MaxLength,
+  ValidateNested,
+} from 'class-validator';
 import {
   SCHEMA_ID_MAX_LENGTH,
   SCHEMA_ID_PATTERN,
@@ -123,4 +132,15 @@ export class ProduceDto {
   @ValidateNested()
   @Type(() => ProduceMetaDto)
   meta: ProduceMetaDto;
+
+  @ApiPropertyOptional({
+    example: true,
+    default: false,
+    description:
+      "Sign the file with the tenant's active key before it is stored: it is then validated with its " +
+      'signature and ends `valid` with `is_signed: true`',
+  })
+  @IsOptional()
+  @IsBoolean()
+  sign?: boolean;
 }
