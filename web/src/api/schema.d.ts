@@ -371,7 +371,7 @@ export interface paths {
         put?: never;
         /**
          * Make an SDF file from data, a schema and meta fields, and store it
-         * @description Makes an SDF file the way `sdf pack` does (rule 10): checks `data` against the schema (`schema`, or `schema_id` and `version` of the tenant's registry), renders visual.pdf laid out by document type (invoice, purchase order, nomination, or a generic document), writes meta.json with a new document_id and packs the archive, in a worker within the limits and time budget files are validated under. The file is then stored as an upload is: 201 with the record in status `pending`, the `upload` audit entry and document.uploaded, then the validation job makes it `valid` (document.validated); sign it with POST /sign/{id}. Data that fails the schema answers 422 with its errors and stores nothing. A retry with the same Idempotency-Key answers the first record, with Idempotent-Replayed: true.
+         * @description Makes an SDF file the way `sdf pack` does (rule 10): checks `data` against the schema (`schema`, or `schema_id` and `version` of the tenant's registry), renders visual.pdf laid out by document type (invoice, purchase order, nomination, or a generic document), writes meta.json with a new document_id and packs the archive, in a worker within the limits and time budget files are validated under. The file is then stored as an upload is: 201 with the record in status `pending`, the `upload` audit entry and document.uploaded, then the validation job makes it `valid` (document.validated). With `sign: true` the file is signed with the tenant's active key before it is stored (audited as `sign`) and ends `valid` with `is_signed: true`; otherwise sign it later with POST /sign/{id}. Data that fails the schema answers 422 with its errors and stores nothing. A retry with the same Idempotency-Key answers the first record, with Idempotent-Replayed: true.
          */
         post: operations["ProduceController_produce"];
         delete?: never;
@@ -391,7 +391,7 @@ export interface paths {
         put?: never;
         /**
          * Alias of POST /sdf/produce (managed deployment)
-         * @description The same operation as POST /sdf/produce under the versioned path of the managed deployment: Makes an SDF file the way `sdf pack` does (rule 10): checks `data` against the schema (`schema`, or `schema_id` and `version` of the tenant's registry), renders visual.pdf laid out by document type (invoice, purchase order, nomination, or a generic document), writes meta.json with a new document_id and packs the archive, in a worker within the limits and time budget files are validated under. The file is then stored as an upload is: 201 with the record in status `pending`, the `upload` audit entry and document.uploaded, then the validation job makes it `valid` (document.validated); sign it with POST /sign/{id}. Data that fails the schema answers 422 with its errors and stores nothing. A retry with the same Idempotency-Key answers the first record, with Idempotent-Replayed: true.
+         * @description The same operation as POST /sdf/produce under the versioned path of the managed deployment: Makes an SDF file the way `sdf pack` does (rule 10): checks `data` against the schema (`schema`, or `schema_id` and `version` of the tenant's registry), renders visual.pdf laid out by document type (invoice, purchase order, nomination, or a generic document), writes meta.json with a new document_id and packs the archive, in a worker within the limits and time budget files are validated under. The file is then stored as an upload is: 201 with the record in status `pending`, the `upload` audit entry and document.uploaded, then the validation job makes it `valid` (document.validated). With `sign: true` the file is signed with the tenant's active key before it is stored (audited as `sign`) and ends `valid` with `is_signed: true`; otherwise sign it later with POST /sign/{id}. Data that fails the schema answers 422 with its errors and stores nothing. A retry with the same Idempotency-Key answers the first record, with Idempotent-Replayed: true.
          */
         post: operations["ProduceV1Controller_produce"];
         delete?: never;
@@ -2312,6 +2312,12 @@ export interface components {
              */
             version?: string;
             meta: components["schemas"]["ProduceMetaDto"];
+            /**
+             * @description Sign the file with the tenant's active key before it is stored: it is then validated with its signature and ends `valid` with `is_signed: true`
+             * @default false
+             * @example true
+             */
+            sign: boolean;
         };
         FailedJobDto: {
             /**
@@ -5352,6 +5358,18 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
+            /** @description `sign: true`, and the tenant has no active signing key; nothing is stored */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
             /** @description The body is over JSON_BODY_LIMIT_BYTES (1 MiB by default) */
             413: {
                 headers: {
@@ -5457,6 +5475,18 @@ export interface operations {
             };
             /** @description No such registered schema id or version for this tenant (another tenant's is 404 too) */
             404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description `sign: true`, and the tenant has no active signing key; nothing is stored */
+            409: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
