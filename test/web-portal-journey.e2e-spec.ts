@@ -108,9 +108,9 @@ describe('the managed portal, end to end in the browser', () => {
       const { page } = probe;
       let invitee: PageProbe | undefined;
       try {
-        // Sign up, with the password rule shown as one types.
-        await page.goto(`${base}/app/sign-in`);
-        await page.getByRole('link', { name: 'Create an organisation' }).click();
+        // Sign up from the start page, with the password rule shown as one types.
+        await page.goto(`${base}/`);
+        await page.getByRole('main').getByRole('link', { name: 'Create an organisation' }).click();
         await page.getByLabel('Organisation name').fill(orgName);
         const slug = await page.getByLabel('Short name').inputValue();
         await page.getByLabel('Your name').fill('Ada Lovelace');

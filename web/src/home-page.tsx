@@ -1,8 +1,10 @@
 import { Link } from 'wouter';
+import { useDeploymentMode } from './documents/sign-in-page.js';
 import { useSession } from './session.js';
 
 export function HomePage() {
   const { signedIn } = useSession();
+  const managed = useDeploymentMode() === 'managed';
   return (
     <section className="home">
       <h1 tabIndex={-1}>SDF documents</h1>
@@ -28,6 +30,18 @@ export function HomePage() {
             {signedIn ? 'Go to documents' : 'Sign in'}
           </Link>
         </article>
+        {managed && !signedIn && (
+          <article className="card">
+            <h2>New here?</h2>
+            <p>
+              Create an organisation in a minute and start on the Free plan; your team, API keys and signing keys come
+              with it.
+            </p>
+            <Link href="/sign-up" className="button">
+              Create an organisation
+            </Link>
+          </article>
+        )}
       </div>
     </section>
   );
