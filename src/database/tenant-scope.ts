@@ -18,12 +18,12 @@ export class TenantScopeSubscriber implements EntitySubscriberInterface {
   }
 }
 
-/** Runs `work` acting for `tenantId`: its transactions see only that tenant's rows. */
-export function actingForTenant<T>(tenantId: string | undefined, work: () => T): T {
+/**
+ * Runs `work` acting for `tenantId`: its transactions see only that tenant's rows, and its log lines name
+ * the tenant and `requestId` (a job's public id).
+ */
+export function actingForTenant<T>(tenantId: string | undefined, work: () => T, requestId: string): T {
   if (!tenantId) return work();
   const current = requestContext.get();
-  if (current) {
-    return requestContext.run({ ...current, tenantId }, work);
-  }
-  return requestContext.run({ requestId: '', tenantId }, work);
+  return requestContext.run({ requestId: current?.requestId ?? requestId, tenantId }, work);
 }

@@ -35,7 +35,7 @@ export class OutageGate {
     let result: T;
     try {
       // Every job acts for the tenant named in its data: its transactions see that tenant's rows alone.
-      result = await actingForTenant(tenantOf(job.data), work);
+      result = await actingForTenant(tenantOf(job.data), work, `${this.queue}:${job.id ?? ''}`);
     } catch (err) {
       const away = isInfrastructureError(err) || this.policy.alsoUnavailable?.(err) === true;
       if (!away || token === undefined) throw err;
