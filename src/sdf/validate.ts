@@ -12,7 +12,7 @@ import { inspectPdf } from './pdf/inspect.js';
 import { checkDataRules, parseData } from './rules/data.js';
 import { checkJsonShape, needsShapeCheck } from './rules/json-shape.js';
 import { parseMeta } from './rules/meta.js';
-import { findUnsafeText } from './rules/text.js';
+import { findUnsafeText, jsonMayHoldUnsafeText } from './rules/text.js';
 import { checkVersion } from './rules/version.js';
 import { compileSchemaSource } from './schema/compile.js';
 import {
@@ -107,7 +107,9 @@ export async function validateCore(input: Buffer | string, options: CoreOptions 
     const data = parseData(dataBytes);
     // F5 runs first: its codes are more precise than a schema mismatch. It also bounds the depth.
     checkDataRules(data, limits.maxJsonDepth);
-    refuseUnsafeText(data, 'data.json', 'SDF_ERROR_INVALID_DATA');
+    // JSON.parse lets NUL and lone surrogates in only through a \u escape: without one in the bytes (a
+    // native search) the walk over the tree cannot find any, and is skipped.
+    if (jsonMayHoldUnsafeText(dataBytes)) refuseUnsafeText(data, 'data.json', 'SDF_ERROR_INVALID_DATA');
     const problems = schema.check(data);
     if (problems.length > 0) {
       throw new SdfError(

@@ -50,8 +50,8 @@ export function findUnsafeText(value: unknown): { path: string; reason: string }
 }
 
 /**
- * Whether any string or member name in `value` is unsafe text: the strings findUnsafeText looks at
- * (own enumerable members, array elements), visited without building a pointer for each.
+ * Whether any string or member name in `value` may be unsafe text: every string findUnsafeText looks
+ * at (own enumerable members, array elements), visited without building a pointer for each.
  */
 function holdsUnsafeText(value: unknown): boolean {
   if (typeof value === 'string') return isUnsafeText(value);
@@ -69,7 +69,9 @@ function holdsUnsafeText(value: unknown): boolean {
       continue;
     }
     const record = current as Record<string, unknown>;
-    for (const key of Object.keys(record)) {
+    // for-in allocates no key array. It also visits inherited enumerable members, which the walk that
+    // names the culprit does not: such a find only costs that walk, which then answers null.
+    for (const key in record) {
       if (isUnsafeText(key)) return true;
       const child = record[key];
       if (typeof child === 'string') {
