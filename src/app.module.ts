@@ -6,6 +6,7 @@ import type { ServerResponse } from 'node:http';
 import { LoggerModule } from 'nestjs-pino';
 import type { Logger as Pino } from 'pino';
 import { AdminModule } from './admin/admin.module.js';
+import { DeadLettersModule } from './admin/dead-letters.module.js';
 import { AuditModule } from './audit/audit.module.js';
 import { AuthGuard } from './auth/auth.guard.js';
 import { AuthModule } from './auth/auth.module.js';
@@ -23,10 +24,10 @@ import { DocumentsModule } from './documents/documents.module.js';
 import { EventsModule } from './events/events.module.js';
 import { HealthModule } from './health/health.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
-import { DeadLettersModule } from './queue/dead-letters.module.js';
 import { QueueModule } from './queue/queue.module.js';
 import { RateLimitGuard } from './rate-limit/rate-limit.guard.js';
 import { RateLimitModule } from './rate-limit/rate-limit.module.js';
+import { UnmeteredUsageModule } from './rate-limit/unmetered-usage.js';
 import { RedisModule } from './redis/redis.module.js';
 import { SamlModule } from './saml/saml.module.js';
 import { SchemasModule } from './schemas/schemas.module.js';
@@ -66,9 +67,11 @@ export class AppModule {
             genReqId: (_req, res: ServerResponse) => String(res.getHeader('X-Request-Id') ?? ''),
           },
         }),
-        TypeOrmModule.forRoot(
-          dataSourceOptions(config.env.DATABASE_URL, config.env.DATABASE_POOL_SIZE, config.env.DATABASE_APP_ROLE),
-        ),
+        // Each module registers its own entities (TypeOrmModule.forFeature), so database/ names no feature.
+        TypeOrmModule.forRoot({
+          ...dataSourceOptions(config.env.DATABASE_URL, config.env.DATABASE_POOL_SIZE, config.env.DATABASE_APP_ROLE),
+          autoLoadEntities: true,
+        }),
         RedisModule,
         QueueModule,
         AuditModule,
@@ -89,8 +92,9 @@ export class AppModule {
         EmailModule.register(config),
         SamlModule,
         ConnectorsModule.register(config),
-        // S16: the managed deployment's own modules; self-hosted, /v1 does not exist.
-        ...(config.isManaged ? [AccountsModule, BillingModule] : []),
+        // S16: the managed deployment's own modules; self-hosted, /v1 does not exist. They provide the core's
+        // ports (usage metering, audit readers); self-hosted, the core's own stand in: nothing is metered.
+        ...(config.isManaged ? [AccountsModule, BillingModule] : [UnmeteredUsageModule]),
       ],
       providers: [
         // Order matters: authentication first, then the per-tenant rate limit (S12 "after authentication").

@@ -2,7 +2,7 @@ import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ReadinessChecks } from '../src/health/readiness.js';
+import { ReadinessChecks } from '../src/common/readiness.js';
 import { startApp, type TestApp } from './helpers/app.js';
 import { waitUntil } from './helpers/wait.js';
 

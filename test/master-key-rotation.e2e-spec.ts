@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CryptoBox } from '../src/common/crypto-box.js';
+import { SealedSecrets } from '../src/common/sealed-secrets.js';
 import { openCredentials } from '../src/connectors/credentials.js';
 import { MasterKeyRotationError, rotateMasterKey } from '../src/signing/master-key-rotation.js';
 import { privateKeyAssociatedData, SigningKeysService } from '../src/signing/signing-keys.service.js';
@@ -93,9 +94,10 @@ describe('master key rotation (S7) and secrets in logs', () => {
   it('fails with a clear error, changing nothing, when an old master key is not configured', async () => {
     const before = await sealedRows();
     const onlyNew = new CryptoBox(new Map([['2', k2]]), '2');
-    const failure = rotateMasterKey(t.ds, onlyNew);
+    const failure = rotateMasterKey(t.ds, onlyNew, t.app.get(SealedSecrets));
     await expect(failure).rejects.toBeInstanceOf(MasterKeyRotationError);
-    await expect(failure).rejects.toThrow(/signing_keys\.private_key_enc .*master key 1/);
+    // Columns go in name order: connectors first.
+    await expect(failure).rejects.toThrow(/connectors\.credentials_enc of row .*master key 1/);
     expect(await sealedRows()).toEqual(before);
   });
 
@@ -107,17 +109,17 @@ describe('master key rotation (S7) and secrets in logs', () => {
       ]),
       '2',
     );
-    const result = await rotateMasterKey(t.ds, box, { batchSize: 2 });
+    const result = await rotateMasterKey(t.ds, box, t.app.get(SealedSecrets), { batchSize: 2 });
     expect(result.currentKeyId).toBe('2');
     expect(result.resealed).toBe(5);
     expect(result.columns.map((c) => `${c.table}.${c.column}`)).toEqual([
+      'connectors.credentials_enc',
       'signing_keys.private_key_enc',
       'webhooks.secret_enc',
-      'connectors.credentials_enc',
     ]);
-    expect(result.columns[2]).toEqual({ table: 'connectors', column: 'credentials_enc', resealed: 1, current: 0 });
-    expect(result.columns[0]).toEqual({ table: 'signing_keys', column: 'private_key_enc', resealed: 3, current: 0 });
-    expect(result.columns[1]).toEqual({ table: 'webhooks', column: 'secret_enc', resealed: 1, current: 0 });
+    expect(result.columns[0]).toEqual({ table: 'connectors', column: 'credentials_enc', resealed: 1, current: 0 });
+    expect(result.columns[1]).toEqual({ table: 'signing_keys', column: 'private_key_enc', resealed: 3, current: 0 });
+    expect(result.columns[2]).toEqual({ table: 'webhooks', column: 'secret_enc', resealed: 1, current: 0 });
     // Readable with the new master key alone, and the same private keys as before.
     const onlyNew = new CryptoBox(new Map([['2', k2]]), '2');
     for (const row of await sealedRows()) {
@@ -133,9 +135,9 @@ describe('master key rotation (S7) and secrets in logs', () => {
     ])) as { credentials_enc: string }[];
     expect(openCredentials(onlyNew, connector.id, credentials_enc)).toMatchObject({ password: erpPassword });
     // A second run has nothing left to do.
-    const again = await rotateMasterKey(t.ds, box);
+    const again = await rotateMasterKey(t.ds, box, t.app.get(SealedSecrets));
     expect(again.resealed).toBe(0);
-    expect(again.columns[0]).toEqual({ table: 'signing_keys', column: 'private_key_enc', resealed: 0, current: 3 });
+    expect(again.columns[1]).toEqual({ table: 'signing_keys', column: 'private_key_enc', resealed: 0, current: 3 });
   });
 
   it('covers any registered sealed column with its own associated data, and leaves NULLs alone', async () => {
@@ -164,7 +166,7 @@ describe('master key rotation (S7) and secrets in logs', () => {
       ]),
       '2',
     );
-    const result = await rotateMasterKey(t.ds, box, { columns: [column], batchSize: 2 });
+    const result = await rotateMasterKey(t.ds, box, t.app.get(SealedSecrets), { columns: [column], batchSize: 2 });
     expect(result.columns).toEqual([{ table: 'sealed_probe', column: 'secret_enc', resealed: 5, current: 0 }]);
     const onlyNew = new CryptoBox(new Map([['2', k2]]), '2');
     for (const [i, id] of ids.entries()) {

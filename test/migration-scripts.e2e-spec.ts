@@ -6,7 +6,7 @@ import { migrations } from '../migrations/index.js';
 import { adminClient, dropDatabase, testDatabaseUrl } from './helpers/database.js';
 import { projectRoot, requireBuild, runNode, runProgram } from './helpers/processes.js';
 
-const DATA_SOURCE = 'dist/src/database/migration-data-source.js';
+const DATA_SOURCE = 'dist/src/migration-data-source.js';
 const TYPEORM_CLI = join(projectRoot, 'node_modules/typeorm/cli.js');
 
 /**

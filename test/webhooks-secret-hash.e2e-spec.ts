@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebhookSecretKeyedHash1764000008000 } from '../migrations/1764000008000-webhook-secret-keyed-hash.js';
 import { rotateMasterKey } from '../src/signing/master-key-rotation.js';
 import { CryptoBox } from '../src/common/crypto-box.js';
+import { SealedSecrets } from '../src/common/sealed-secrets.js';
 import { startApp, type TestApp } from './helpers/app.js';
 import { recordDocumentEvent, registerWebhook } from './helpers/events.js';
 import { createTenant, type TenantFixture } from './helpers/tenants.js';
@@ -130,10 +131,10 @@ describe('webhook secret_hash is a keyed hash (S7)', () => {
       ]),
       '1',
     );
-    const result = await rotateMasterKey(t.ds, box);
+    const result = await rotateMasterKey(t.ds, box, t.app.get(SealedSecrets));
     expect(result.rehashed).toBeGreaterThanOrEqual(1);
     expect(await hashOf(id)).toBe(expectedHash(k1, '1', WEAK));
-    expect((await rotateMasterKey(t.ds, box)).rehashed).toBe(0);
+    expect((await rotateMasterKey(t.ds, box, t.app.get(SealedSecrets))).rehashed).toBe(0);
   });
 
   it('still signs deliveries with the secret itself', async () => {

@@ -1,24 +1,27 @@
-import { Injectable, Optional } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { BillingService } from '../billing/billing.service.js';
 import { SigningKeysService } from '../signing/signing-keys.service.js';
 import type { Tenant } from '../tenants/entities/tenant.entity.js';
 
+/** What a module makes for a new tenant, in the tenant's creating transaction. */
+export type TenantCreatedHook = (m: EntityManager, tenant: Tenant) => Promise<void>;
+
 /**
- * What else happens, in the same transaction, when a tenant is created (S8: its first signing key;
- * M3: the Free plan on the managed deployment).
- * Feature modules that own per-tenant state extend this in one place.
+ * What else happens, in the same transaction, when a tenant is created: its first signing key (S8), then
+ * what the modules that own per-tenant state register (M3: billing starts a managed tenant on Free).
  */
 @Injectable()
 export class TenantLifecycle {
-  constructor(
-    private readonly signingKeys: SigningKeysService,
-    @Optional() private readonly billing?: BillingService,
-  ) {}
+  private readonly created: TenantCreatedHook[] = [];
+
+  constructor(private readonly signingKeys: SigningKeysService) {}
+
+  onTenantCreated(hook: TenantCreatedHook): void {
+    this.created.push(hook);
+  }
 
   async tenantCreated(m: EntityManager, tenant: Tenant): Promise<void> {
     await this.signingKeys.createInitialKey(m, tenant.id);
-    // M3: on the managed deployment a tenant starts on Free.
-    await this.billing?.tenantCreated(m, tenant.id);
+    for (const hook of this.created) await hook(m, tenant);
   }
 }

@@ -1,20 +1,24 @@
-import { Controller, Get, Query } from '@nestjs/common';
+import { Controller, Get, Query, Req } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { AccountService, type Caller } from '../accounts/account.service.js';
-import { CurrentUser } from '../accounts/caller.decorator.js';
+import type { Request } from 'express';
+import type { AuthenticatedRequest } from '../auth/auth-context.js';
 import { UserEndpoint } from '../auth/decorators.js';
 import { ApiError, ERRORS } from '../openapi/decorators.js';
+import { AuditReaders } from './audit-readers.js';
 import { AuditQueryService } from './audit-query.service.js';
 import { AuditPageDto, AuditQueryDto } from './dto/audit-query.dto.js';
 
-/** M4: the organization's audit trail for its owner and admins (managed deployment only). */
+/**
+ * M4: the organization's audit trail for its owner and admins (managed deployment only: mounted by the
+ * module that provides `AuditReaders`).
+ */
 @ApiTags('v1 audit')
 @UserEndpoint()
 @Controller('v1/audit')
 export class AuditQueryController {
   constructor(
     private readonly audit: AuditQueryService,
-    private readonly account: AccountService,
+    private readonly readers: AuditReaders,
   ) {}
 
   @Get()
@@ -37,8 +41,7 @@ export class AuditQueryController {
     ERRORS.managersOnly,
     ERRORS.notUserSession,
   )
-  async list(@CurrentUser() c: Caller, @Query() query: AuditQueryDto): Promise<AuditPageDto> {
-    await this.account.manager(c);
-    return this.audit.page(c.tenantId, query);
+  async list(@Req() req: Request & AuthenticatedRequest, @Query() query: AuditQueryDto): Promise<AuditPageDto> {
+    return this.audit.page(await this.readers.tenantOf(req), query);
   }
 }

@@ -4,7 +4,8 @@ import { Clock } from '../common/clock.js';
 import { AppError } from '../common/errors.js';
 import { AppConfig } from '../config/app-config.js';
 import { RedisService } from '../redis/redis.module.js';
-import type { RateDecision } from '../rate-limit/rate-limit.service.js';
+import { UsageMetering, type MeteredDecision, type Reservation } from '../rate-limit/usage-metering.js';
+import type { AuthTenant } from '../tenants/entities/tenant.entity.js';
 import { TenantsRepository } from '../tenants/tenants.repository.js';
 import { BillingRepository } from './billing.repository.js';
 import { calendarMonth, effectiveLimits, periodAt, type Limits, type Period } from './plans.js';
@@ -111,17 +112,6 @@ end
 return 0
 `;
 
-export interface MeteredDecision extends RateDecision {
-  /** Set when the request is within the rate limit but over the API-call quota. */
-  quotaRetryAfterSeconds?: number;
-  /** True for the first refusal by the quota in the period (one audit entry a quota and period). */
-  firstQuotaRefusal?: boolean;
-}
-
-export type Reservation =
-  | { ok: true; periodStart: string; bytes: number }
-  | { ok: false; retryAfterSeconds: number; quota: string; firstRefusal: boolean };
-
 export interface UsageSnapshot {
   period: Period;
   limits: Limits;
@@ -134,11 +124,6 @@ const NONE = -1;
 const limitValue = (v: number | null): number => (v === null ? NONE : v);
 const retryAfter = (ms: number): number => Math.max(1, Math.ceil(ms / 1000));
 
-/**
- * Usage per billing period (M3), counted in Redis so that no request writes to PostgreSQL; the flusher
- * copies the counters to `usage_periods`. Limits travel with the counters in Redis, so a plan change
- * reaches every instance's limiter at its next request.
- */
 type Script = (...args: string[]) => Promise<unknown>;
 interface Scripts {
   sdfMeterRequest: Script;
@@ -147,8 +132,13 @@ interface Scripts {
   sdfMeterDropClosed: Script;
 }
 
+/**
+ * Usage per billing period (M3), counted in Redis so that no request writes to PostgreSQL; the flusher
+ * copies the counters to `usage_periods`. Limits travel with the counters in Redis, so a plan change
+ * reaches every instance's limiter at its next request. The managed deployment's usage metering port.
+ */
 @Injectable()
-export class UsageMeter {
+export class UsageMeter extends UsageMetering {
   private readonly windowMs: number;
   private readonly scripts: Scripts;
   readonly dirtyKey: string;
@@ -161,6 +151,7 @@ export class UsageMeter {
     private readonly audit: AuditService,
     @Inject(AppConfig) config: AppConfig,
   ) {
+    super();
     this.windowMs = config.env.RATE_LIMIT_WINDOW_SECONDS * 1000;
     this.dirtyKey = this.redis.key('use', 'dirty');
     // EVALSHA (ioredis loads the script on first use): the script body is not sent with every request.
@@ -186,7 +177,8 @@ export class UsageMeter {
   }
 
   /** The rate limit and, unless `metered` is false, the API-call count and quota: one script, one round trip. */
-  async consumeRequest(tenantId: string, metered: boolean): Promise<MeteredDecision> {
+  async consumeRequest(tenant: Pick<AuthTenant, 'id'>, metered: boolean): Promise<MeteredDecision> {
+    const tenantId = tenant.id;
     for (;;) {
       const [now, ms, me] = this.monthArgs(this.clock.now());
       const r = (await this.scripts.sdfMeterRequest(

@@ -206,12 +206,13 @@ export function registerAdminCommands(program: Command): void {
     .command('rotate-master-key')
     .description('re-encrypt every stored secret under the current MASTER_KEY; prints counts, never keys')
     .action(async () => {
-      const [{ DataSource }, { CryptoBox }, { rotateMasterKey }] = await Promise.all([
+      const [{ DataSource }, { CryptoBox }, { SealedSecrets }, { rotateMasterKey }] = await Promise.all([
         import('typeorm'),
         import('../common/crypto-box.js'),
+        import('../common/sealed-secrets.js'),
         import('../signing/master-key-rotation.js'),
       ]);
-      print(await withServices((get) => rotateMasterKey(get(DataSource), get(CryptoBox))));
+      print(await withServices((get) => rotateMasterKey(get(DataSource), get(CryptoBox), get(SealedSecrets))));
     });
 
   admin

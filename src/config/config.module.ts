@@ -1,5 +1,6 @@
 import { Global, Module, type DynamicModule } from '@nestjs/common';
 import { CryptoBox } from '../common/crypto-box.js';
+import { SealedSecrets } from '../common/sealed-secrets.js';
 import { AppConfig } from './app-config.js';
 
 @Global()
@@ -14,8 +15,9 @@ export class ConfigModule {
           provide: CryptoBox,
           useFactory: () => new CryptoBox(config.secrets.masterKeys, config.secrets.currentKeyId),
         },
+        SealedSecrets,
       ],
-      exports: [AppConfig, CryptoBox],
+      exports: [AppConfig, CryptoBox, SealedSecrets],
     };
   }
 }

@@ -1,7 +1,6 @@
 import pg from 'pg';
 import { DataSource, type DataSourceOptions } from 'typeorm';
 import { migrations } from '../../migrations/index.js';
-import { entities } from './entities.js';
 import { TenantScopeSubscriber } from './tenant-scope.js';
 
 /**
@@ -13,7 +12,7 @@ export function dataSourceOptions(databaseUrl: string, poolSize = 10, appRole = 
   return {
     type: 'postgres',
     url: databaseUrl,
-    entities,
+    // No entities here: the modules register theirs (the service) or the caller passes them (migrations).
     migrations,
     subscribers: [TenantScopeSubscriber],
     // Never synchronize: the schema changes only through migrations/.

@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { InjectQueue } from '@nestjs/bullmq';
-import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Queue } from 'bullmq';
 import { Readable } from 'node:stream';
 import type { DataSource, EntityManager } from 'typeorm';
 import { AuditService } from '../audit/audit.service.js';
-import { UsageMeter } from '../billing/usage-meter.service.js';
 import type { TenantAuth } from '../auth/auth-context.js';
 import { decodeCursor, encodeCursor } from '../common/cursor.js';
 import { AppError } from '../common/errors.js';
@@ -14,6 +13,7 @@ import { AppConfig } from '../config/app-config.js';
 import { EventsService } from '../events/events.service.js';
 import type { EventData } from '../events/events.js';
 import { QueueName } from '../queue/queues.js';
+import { UsageMetering } from '../rate-limit/usage-metering.js';
 import { DataBudgetError, readMeta, WorkerTaskError } from '../sdf/index.js';
 import {
   STORAGE_DRIVER,
@@ -80,7 +80,7 @@ export class DocumentsService {
     private readonly events: EventsService,
     private readonly pool: ValidationPoolService,
     private readonly slots: TenantSlots,
-    @Optional() private readonly meter?: UsageMeter,
+    private readonly metering: UsageMetering,
   ) {}
 
   /** S2: the record a repeated Idempotency-Key answers with, if that key was used before. */
@@ -280,7 +280,7 @@ export class DocumentsService {
     });
     await this.storage.delete(documentDataKey(tenantId, doc.id)).catch(() => undefined);
     // M3: bytes stored now go down with the committed delete.
-    await this.meter?.adjustStorage(tenantId, -doc.file_size_bytes);
+    await this.metering.adjustStorage(tenantId, -doc.file_size_bytes);
     await this.storage.delete(doc.storage_key).catch((err: unknown) => {
       this.logger.error({
         msg: 'stored object not deleted',

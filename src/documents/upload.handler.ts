@@ -1,10 +1,9 @@
-import { Inject, Injectable, Optional } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { TenantAuth } from '../auth/auth-context.js';
-import { quotaExceeded } from '../billing/quota.js';
-import { UsageMeter } from '../billing/usage-meter.service.js';
 import { AppError, errorBody } from '../common/errors.js';
 import { AppConfig } from '../config/app-config.js';
+import { quotaExceeded, UsageMetering } from '../rate-limit/usage-metering.js';
 import type { ValidationResult } from '../sdf/index.js';
 import { STORAGE_DRIVER, type StorageDriver } from '../storage/storage-driver.js';
 import { DocumentsService, type Actor } from './documents.service.js';
@@ -38,7 +37,7 @@ export class UploadHandler {
     private readonly pool: ValidationPoolService,
     private readonly extensions: ValidationExtensions,
     private readonly slots: UploadSlots,
-    @Optional() private readonly meter?: UsageMeter,
+    private readonly metering: UsageMetering,
   ) {}
 
   /**
@@ -99,7 +98,7 @@ export class UploadHandler {
   }
 
   /**
-   * M3 (managed deployment): the upload's document and bytes are reserved before anything is stored, so
+   * M3 (the managed deployment's metering): the upload's document and bytes are reserved before anything is stored, so
    * concurrent uploads cannot overshoot a quota; a refused upload stores nothing, and a reservation that
    * does not become a new document (refused file, failure, idempotent replay) is given back.
    */
@@ -110,9 +109,8 @@ export class UploadHandler {
     idempotencyKey: string | null,
     store: () => Promise<{ doc: SdfDocument; replayed: boolean }>,
   ): Promise<{ doc: SdfDocument; replayed: boolean }> {
-    if (!this.meter) return store();
     const tenantId = actor.auth.tenantId;
-    const reservation = await this.meter.reserveUpload(tenantId, bytes);
+    const reservation = await this.metering.reserveUpload(tenantId, bytes);
     if (!reservation.ok) {
       // A concurrent upload with the same key stored the document while this body was arriving: a replay.
       const first = await this.documents.replayOf(tenantId, idempotencyKey);
@@ -120,7 +118,7 @@ export class UploadHandler {
       // Limits: the first refusal of a quota in its period is audited.
       if (reservation.firstRefusal) {
         const by = { actor: actor.auth.actor, ip: actor.ip };
-        await this.meter.auditRefusal(tenantId, reservation.quota, by, { method: req.method, path: req.path });
+        await this.metering.auditRefusal(tenantId, reservation.quota, by, { method: req.method, path: req.path });
       }
       throw quotaExceeded(reservation.quota, reservation.retryAfterSeconds);
     }
@@ -130,7 +128,7 @@ export class UploadHandler {
       kept = !result.replayed;
       return result;
     } finally {
-      if (!kept) await this.meter.release(tenantId, reservation);
+      if (!kept) await this.metering.release(tenantId, reservation);
     }
   }
 

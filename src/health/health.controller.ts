@@ -6,7 +6,7 @@ import type { DataSource } from 'typeorm';
 import { Public } from '../auth/decorators.js';
 import { AppConfig } from '../config/app-config.js';
 import { RedisService } from '../redis/redis.module.js';
-import { ReadinessChecks } from './readiness.js';
+import { ReadinessChecks } from '../common/readiness.js';
 
 class HealthDto {
   @ApiProperty({ example: 'ok' }) status: string;

@@ -1,6 +1,6 @@
 import { Global, Module } from '@nestjs/common';
 import { HealthController } from './health.controller.js';
-import { ReadinessChecks } from './readiness.js';
+import { ReadinessChecks } from '../common/readiness.js';
 
 @Global()
 @Module({ controllers: [HealthController], providers: [ReadinessChecks], exports: [ReadinessChecks] })

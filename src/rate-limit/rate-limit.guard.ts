@@ -1,32 +1,28 @@
-import { Injectable, Optional, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Request, Response } from 'express';
 import type { DataSource } from 'typeorm';
 import { AuditService } from '../audit/audit.service.js';
 import type { AuthenticatedRequest } from '../auth/auth-context.js';
-import { quotaExceeded } from '../billing/quota.js';
-import { UsageMeter, type MeteredDecision } from '../billing/usage-meter.service.js';
 import { AppError } from '../common/errors.js';
-import { RateLimitService } from './rate-limit.service.js';
-import { TenantLimitResolver } from './tenant-limit.resolver.js';
 import { UNMETERED } from './unmetered.js';
+import { quotaExceeded, UsageMetering } from './usage-metering.js';
 
 /**
  * S12: runs after authentication on every tenant request. Sets X-RateLimit-* on every response,
  * answers 429 with Retry-After past the limit and audits the first rejection of each window.
- * On the managed deployment (M3) the usage meter takes the limit from the tenant's plan and counts the
- * request against the period's API-call quota in the same Redis round trip.
+ * The decision is the usage metering port's: self-hosted, the tenant's own limit; on the managed
+ * deployment (M3) the limit of the tenant's plan, with the request counted against the period's API-call
+ * quota in the same Redis round trip.
  */
 @Injectable()
 export class RateLimitGuard implements CanActivate {
   constructor(
-    private readonly limiter: RateLimitService,
-    private readonly limits: TenantLimitResolver,
+    private readonly metering: UsageMetering,
     private readonly audit: AuditService,
     @InjectDataSource() private readonly ds: DataSource,
     private readonly reflector: Reflector,
-    @Optional() private readonly meter?: UsageMeter,
   ) {}
 
   async canActivate(ctx: ExecutionContext): Promise<boolean> {
@@ -36,21 +32,19 @@ export class RateLimitGuard implements CanActivate {
     if (!auth || auth.kind === 'admin') return true;
     const tenant = req.tenant;
     if (!tenant) throw AppError.unauthorized();
-    const decision: MeteredDecision = this.meter
-      ? await this.meter.consumeRequest(
-          tenant.id,
-          this.reflector.getAllAndOverride<boolean>(UNMETERED, [ctx.getHandler(), ctx.getClass()]) !== true,
-        )
-      : await this.limiter.consume(tenant.id, await this.limits.rpmFor(tenant));
+    const decision = await this.metering.consumeRequest(
+      tenant,
+      this.reflector.getAllAndOverride<boolean>(UNMETERED, [ctx.getHandler(), ctx.getClass()]) !== true,
+    );
     const res = ctx.switchToHttp().getResponse<Response>();
     res.setHeader('X-RateLimit-Limit', String(decision.limit));
     res.setHeader('X-RateLimit-Remaining', String(decision.remaining));
     res.setHeader('X-RateLimit-Reset', String(decision.resetAt));
     if (decision.quotaRetryAfterSeconds !== undefined) {
       // Limits: the first refusal of the quota in its period is audited.
-      if (decision.firstQuotaRefusal && this.meter) {
+      if (decision.firstQuotaRefusal) {
         const request = { method: req.method, path: req.path };
-        await this.meter.auditRefusal(tenant.id, 'api_calls', { actor: auth.actor, ip: req.ip ?? null }, request);
+        await this.metering.auditRefusal(tenant.id, 'api_calls', { actor: auth.actor, ip: req.ip ?? null }, request);
       }
       throw quotaExceeded('api_calls', decision.quotaRetryAfterSeconds);
     }

@@ -6,40 +6,8 @@ import {
   verifyMasterKeys,
   type Query,
 } from '../common/master-key-check.js';
-import { credentialsAssociatedData } from '../connectors/credentials.js';
+import type { SealedColumn, SealedSecrets } from '../common/sealed-secrets.js';
 import { rehashWebhookSecrets } from '../webhooks/secret-hash.js';
-import { secretAssociatedData } from '../webhooks/webhooks.service.js';
-import { privateKeyAssociatedData } from './signing-keys.service.js';
-
-/** A column holding CryptoBox-sealed values, with how its associated data is derived from the row. */
-export interface SealedColumn {
-  table: string;
-  column: string;
-  /** Row columns (besides `id`) the associated data is made from. */
-  inputs: string[];
-  associatedData: (row: Record<string, string>) => string | undefined;
-}
-
-/**
- * S7: every column in the database that holds a sealed secret. A feature that seals a new kind of
- * secret adds its column here, with the associated data it seals with, so master-key rotation
- * covers it. Tables that do not exist in this deployment are skipped and reported.
- */
-export const SEALED_COLUMNS: SealedColumn[] = [
-  {
-    table: 'signing_keys',
-    column: 'private_key_enc',
-    inputs: ['tenant_id', 'key_id'],
-    associatedData: (r) => privateKeyAssociatedData({ tenant_id: r.tenant_id, key_id: r.key_id }),
-  },
-  { table: 'webhooks', column: 'secret_enc', inputs: [], associatedData: (r) => secretAssociatedData(r.id) },
-  {
-    table: 'connectors',
-    column: 'credentials_enc',
-    inputs: [],
-    associatedData: (r) => credentialsAssociatedData(r.id),
-  },
-];
 
 export interface ColumnRotation {
   table: string;
@@ -67,7 +35,8 @@ const quote = (identifier: string) => `"${identifier.replace(/"/g, '""')}"`;
 
 /**
  * S7 master-key rotation, step 2 of the procedure in docs/signing-keys.md: re-encrypts every sealed
- * secret that is not under the current master key id (`cryptoBox` must hold the current key and
+ * secret of every column registered in `registry` (or only `options.columns`; a table that does not exist
+ * is skipped and reported) that is not under the current master key id (`cryptoBox` must hold the current key and
  * every older key still in use). Works in batches, each in its own transaction with the rows locked,
  * and writes a row only if it did not change meanwhile; safe to interrupt and to run again (a second
  * run reseals nothing). Never logs or returns key material: only counts.
@@ -75,6 +44,7 @@ const quote = (identifier: string) => `"${identifier.replace(/"/g, '""')}"`;
 export async function rotateMasterKey(
   dataSource: DataSource,
   cryptoBox: CryptoBox,
+  registry: SealedSecrets,
   options: { batchSize?: number; columns?: SealedColumn[] } = {},
 ): Promise<MasterKeyRotationResult> {
   const batchSize = options.batchSize ?? 200;
@@ -93,7 +63,7 @@ export async function rotateMasterKey(
     columns: [],
     rehashed: 0,
   };
-  for (const sealed of options.columns ?? SEALED_COLUMNS) {
+  for (const sealed of options.columns ?? registry.columns()) {
     const entry: ColumnRotation = { table: sealed.table, column: sealed.column, resealed: 0, current: 0 };
     result.columns.push(entry);
     const [{ exists }] = (await dataSource.query(`SELECT to_regclass($1) IS NOT NULL AS exists`, [

@@ -1,7 +1,7 @@
 import { Global, Inject, Logger, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { Periodic } from '../common/periodic.js';
 import { AppConfig } from '../config/app-config.js';
-import { ReadinessChecks } from '../health/readiness.js';
+import { ReadinessChecks } from '../common/readiness.js';
 import { LocalStorageDriver } from './local.driver.js';
 import { S3StorageDriver } from './s3.driver.js';
 import { STORAGE_DRIVER, type StorageDriver } from './storage-driver.js';

@@ -1,11 +1,10 @@
 import { Readable } from 'node:stream';
 import { OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
-import { Inject, Logger, Optional } from '@nestjs/common';
+import { Inject, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Job } from 'bullmq';
 import type { DataSource } from 'typeorm';
 import { AuditService } from '../../audit/audit.service.js';
-import { UsageMeter } from '../../billing/usage-meter.service.js';
 import { AppError } from '../../common/errors.js';
 import { AppConfig } from '../../config/app-config.js';
 import { DocumentsRepository, type SigningRecord } from '../../documents/documents.repository.js';
@@ -16,6 +15,7 @@ import { EventsService } from '../../events/events.service.js';
 import { preparedTransaction } from '../../database/prepared.js';
 import { OutageGate } from '../../queue/outages.js';
 import { QueueName } from '../../queue/queues.js';
+import { UsageMetering } from '../../rate-limit/usage-metering.js';
 import { STORAGE_DRIVER, spoolTarget, type StorageDriver } from '../../storage/storage-driver.js';
 import { SigningKeysService, type ActiveSigningKey } from '../signing-keys.service.js';
 import { SigningThreadsService } from '../signing-threads.service.js';
@@ -63,7 +63,7 @@ export class SignSdfProcessor extends WorkerHost {
     private readonly pool: ValidationPoolService,
     private readonly threads: SigningThreadsService,
     private readonly audit: AuditService,
-    @Optional() private readonly meter?: UsageMeter,
+    private readonly metering: UsageMetering,
   ) {
     super();
     this.outage = new OutageGate(QueueName.SignSdf, { maxDelayMs: config.env.JOB_OUTAGE_MAX_DELAY_MS });
@@ -170,7 +170,7 @@ export class SignSdfProcessor extends WorkerHost {
     }
     if (!settled) return { skipped: 'already-final' };
     // M3: the signed file replaced the stored one; bytes stored now follow the committed size.
-    await this.meter?.adjustStorage(tenantId, signed.size - doc.file_size_bytes);
+    await this.metering.adjustStorage(tenantId, signed.size - doc.file_size_bytes);
     this.logger.log({
       msg: 'signed',
       tenant_id: tenantId,

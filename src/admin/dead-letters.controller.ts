@@ -5,7 +5,7 @@ import { Admin, AdminEndpoint, ClientIp } from '../auth/decorators.js';
 import { ApiError, ERRORS, notFound } from '../openapi/decorators.js';
 import { FailedJobListDto, FailedJobsQueryDto, RetriedJobDto } from './dead-letters.dto.js';
 import { DeadLettersService } from './dead-letters.service.js';
-import { ALL_QUEUES } from './queues.js';
+import { ALL_QUEUES } from '../queue/queues.js';
 
 type AdminAuth = Extract<AuthContext, { kind: 'admin' }>;
 

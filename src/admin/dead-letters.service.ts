@@ -7,7 +7,7 @@ import { AuditService } from '../audit/audit.service.js';
 import { isUuid } from '../common/uuid.pipe.js';
 import { AppError } from '../common/errors.js';
 import type { FailedJobDto, FailedJobListDto, RetriedJobDto } from './dead-letters.dto.js';
-import { isQueueName, publicJobId, QueueName } from './queues.js';
+import { isQueueName, publicJobId, QueueName } from '../queue/queues.js';
 
 const SUMMARY_MAX_STRING = 200;
 
