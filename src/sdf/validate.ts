@@ -9,6 +9,7 @@ import {
 } from './result.js';
 import { resolveLimits, type Limits } from './limits.js';
 import { inspectPdf } from './pdf/inspect.js';
+import type { StreamInflater } from './pdf/quick.js';
 import { checkDataRules, parseData } from './rules/data.js';
 import { checkJsonShape, needsShapeCheck } from './rules/json-shape.js';
 import { parseMeta } from './rules/meta.js';
@@ -23,6 +24,7 @@ import {
   type VerifyResult,
 } from './signature/verify.js';
 import { openArchive } from './zip/archive.js';
+import type { RawInflater } from './zip/reader.js';
 import { REQUIRED_ENTRIES, SIGNATURE_ENTRY } from './zip/names.js';
 
 export { CHECK_NAMES, failResult, type CheckName, type CheckStatus, type ValidationError, type ValidationResult };
@@ -38,6 +40,14 @@ export interface CoreOptions {
   onStage?: (stage: CheckName) => void;
   /** Receives the archive's entries once the container check passed (the browser reader shows them). */
   onEntries?: (files: ReadonlyMap<string, Buffer>, names: readonly string[]) => void;
+  /**
+   * Inflates the archive's Deflate entries in place of Node's zlib (the browser reader's native
+   * inflater, which is asynchronous). Bound, declared size and CRC-32 are checked on its output as on
+   * zlib's, so the verdict is the same.
+   */
+  inflateRaw?: RawInflater;
+  /** Likewise for the PDF inspection's FlateDecode streams (zlib-wrapped); a failure is zlib's failure. */
+  inflatePdfStream?: StreamInflater;
 }
 
 export interface CoreOutcome {
@@ -64,7 +74,7 @@ export async function validateCore(input: Buffer | string, options: CoreOptions 
   try {
     enter('container');
     const limits = resolveLimits(options.limits);
-    const archive = await openArchive(input, limits);
+    const archive = await openArchive(input, limits, options.inflateRaw);
     const missing = REQUIRED_ENTRIES.filter((name) => name !== 'meta.json' && !archive.files.has(name));
     if (missing.length > 0) {
       // Rule 1; a missing meta.json is SDF_ERROR_INVALID_META (SDF_FORMAT 12.1), judged by the meta check.
@@ -123,7 +133,8 @@ export async function validateCore(input: Buffer | string, options: CoreOptions 
     result.checks.data = 'pass';
 
     enter('pdf');
-    result.warnings.push(...(await inspectPdf(archive.files.get('visual.pdf')!)));
+    const pdf = archive.files.get('visual.pdf')!;
+    result.warnings.push(...(await inspectPdf(pdf, { inflate: options.inflatePdfStream })));
     result.checks.pdf = 'pass';
 
     if (!result.is_signed) {

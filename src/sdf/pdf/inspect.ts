@@ -2,7 +2,7 @@ import { PDFArray, PDFDict, PDFDocument, PDFName, PDFRef, PDFStream, ParseSpeeds
 import { SdfError } from '../errors.js';
 import { findHiddenObjectHeader } from './hidden.js';
 import { FORBIDDEN_NAMES, STANDARD_14_FONTS, decodePdfName } from './names.js';
-import { quickInspect } from './quick.js';
+import { quickInspect, quickInspectWith, type StreamInflater } from './quick.js';
 import { scanNames } from './tokenizer.js';
 
 const FILE = 'visual.pdf';
@@ -41,15 +41,23 @@ function nameOf(name: PDFName): string {
  * Returns warnings (standard-14 fonts that are not embedded). A clean file in the plain form producers
  * write is settled by one strict pass (quick.ts); any other gets two: a lexical scan for names anywhere
  * in the file, and pdf-lib's parser (which expands object streams) for structure and fonts.
- * `fullOnly` skips the strict pass (tests compare the two paths with it).
+ * `fullOnly` skips the strict pass (tests compare the two paths with it); `inflate` decodes the strict
+ * pass's Flate streams in place of Node's zlib (the browser reader's native inflate).
  */
-export async function inspectPdf(pdf: Buffer, options: { fullOnly?: boolean } = {}): Promise<string[]> {
+export async function inspectPdf(
+  pdf: Buffer,
+  options: { fullOnly?: boolean; inflate?: StreamInflater } = {},
+): Promise<string[]> {
   const head = pdf.subarray(0, 1024).toString('latin1');
   if (!head.includes('%PDF-')) throw unsafe('visual.pdf is not a PDF (no %PDF- header)');
 
   // Plain, certainly clean files are settled by the strict reader, which reads every token the lexical
   // scan below would (see quickInspect); everything else by the scan and pdf-lib.
-  const quick = options.fullOnly ? undefined : quickInspect(pdf);
+  const quick = options.fullOnly
+    ? undefined
+    : options.inflate
+      ? await quickInspectWith(pdf, options.inflate)
+      : quickInspect(pdf);
   if (quick !== undefined) return quick;
 
   const objTokens = new Set<number>();

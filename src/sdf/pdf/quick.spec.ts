@@ -1,11 +1,12 @@
 import { PDFDocument, PDFName, PDFString, StandardFonts } from 'pdf-lib';
+import { inflateSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { SdfError } from '../errors.js';
 import { render } from '../producer/render.js';
 import { invoiceData } from '../testing/build-sdf.js';
 import { blankPdf, buildPdf, hiddenObjectPdf } from '../testing/pdf-builder.js';
 import { inspectPdf } from './inspect.js';
-import { quickInspect } from './quick.js';
+import { quickInspect, quickInspectWith } from './quick.js';
 
 /** Outcome of an inspection: the warnings, or the error code. */
 async function verdict(pdf: Buffer, fullOnly: boolean): Promise<unknown> {
@@ -192,6 +193,12 @@ describe('the strict fast reader agrees with the full (pdf-lib) inspection (F8)'
     const quick = quickInspect(pdf);
     if (quick === undefined) return;
     expect(await verdict(pdf, true)).toEqual({ warnings: quick });
+  });
+
+  it.each(pdfs)('answers the same with an inflater of the host: %s', async (_label, pdf) => {
+    const inflate = (data: Uint8Array, maxOutputLength: number) =>
+      Promise.resolve(inflateSync(data, { maxOutputLength }));
+    expect(await quickInspectWith(pdf, inflate)).toEqual(quickInspect(pdf));
   });
 
   it('settles render() output and plain pdf-lib files itself', async () => {

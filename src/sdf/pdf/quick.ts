@@ -23,6 +23,7 @@ import { Dict, Name, Reader, Ref, Stream, Unsure, isDigit, latin1, unsure, type 
 const ENDSTREAM = Buffer.from('endstream', 'latin1');
 
 interface Parsed {
+  pdf: Uint8Array;
   objects: Map<number, { gen: number; value: Value }>;
   /** Offsets of the `obj` keywords of the objects read. */
   objTokens: Set<number>;
@@ -30,7 +31,15 @@ interface Parsed {
   dicts: Dict[];
   /** `/Root` of every trailer and cross-reference stream that names one. */
   roots: Value[];
+  /** Object streams and cross-reference streams, read once their data is decoded (see settle). */
+  streams: { dict: Dict; data: Uint8Array; objects: boolean }[];
 }
+
+/**
+ * Inflates the zlib-wrapped data of a FlateDecode stream, failing past `maxOutputLength`; the browser
+ * reader passes its native inflate. Whatever it returns is read as zlib's output would be.
+ */
+export type StreamInflater = (data: Uint8Array, maxOutputLength: number) => Promise<Uint8Array>;
 
 function define(parsed: Parsed, num: number, gen: number, value: Value): void {
   // One object per number: which of two versions counts is a choice the full inspection makes.
@@ -44,12 +53,18 @@ function directInt(dict: Dict, key: string): number {
   return v;
 }
 
-/** FlateDecode or no filter, no parameters; bounded like an archive entry. */
-function decode(stream: Dict, data: Uint8Array): Buffer {
+/** FlateDecode (true) or no filter (false), no parameters; anything else is left to the full inspection. */
+function isFlate(stream: Dict): boolean {
   if (stream.has('DecodeParms')) unsure();
   const filter = stream.get('Filter');
-  if (filter === undefined) return Buffer.from(data);
+  if (filter === undefined) return false;
   if (!(filter instanceof Name) || filter.value !== 'FlateDecode') unsure();
+  return true;
+}
+
+/** A stream's data decoded, bounded like an archive entry. */
+function decode(stream: Dict, data: Uint8Array): Uint8Array {
+  if (!isFlate(stream)) return data;
   try {
     return inflateSync(data, { maxOutputLength: DEFAULT_LIMITS.maxEntryBytes });
   } catch {
@@ -57,10 +72,18 @@ function decode(stream: Dict, data: Uint8Array): Buffer {
   }
 }
 
-function readObjectStream(parsed: Parsed, dict: Dict, data: Uint8Array): void {
+async function decodeWith(inflate: StreamInflater, stream: Dict, data: Uint8Array): Promise<Uint8Array> {
+  if (!isFlate(stream)) return data;
+  try {
+    return await inflate(data, DEFAULT_LIMITS.maxEntryBytes);
+  } catch {
+    return unsure();
+  }
+}
+
+function readObjectStream(parsed: Parsed, dict: Dict, body: Uint8Array): void {
   const n = directInt(dict, 'N');
   const first = directInt(dict, 'First');
-  const body = decode(dict, data);
   const r = new Reader(body, parsed.dicts);
   const entries: [number, number][] = [];
   for (let i = 0; i < n; i++) {
@@ -84,7 +107,7 @@ function readObjectStream(parsed: Parsed, dict: Dict, data: Uint8Array): void {
   }
 }
 
-function checkXrefStream(dict: Dict, data: Uint8Array): void {
+function checkXrefStream(dict: Dict, body: Uint8Array): void {
   const w = dict.get('W');
   if (!Array.isArray(w) || w.length !== 3) unsure();
   const widths = (w as Value[]).map((x) => (typeof x === 'number' && Number.isSafeInteger(x) && x >= 0 ? x : unsure()));
@@ -95,11 +118,11 @@ function checkXrefStream(dict: Dict, data: Uint8Array): void {
     if (typeof x !== 'number' || !Number.isSafeInteger(x) || x < 0) unsure();
     if (i % 2 === 1) entries += x as number;
   });
-  if (decode(dict, data).length !== entries * (widths[0]! + widths[1]! + widths[2]!)) unsure();
+  if (body.length !== entries * (widths[0]! + widths[1]! + widths[2]!)) unsure();
 }
 
 function parseFile(pdf: Uint8Array): Parsed {
-  const parsed: Parsed = { objects: new Map(), objTokens: new Set(), dicts: [], roots: [] };
+  const parsed: Parsed = { pdf, objects: new Map(), objTokens: new Set(), dicts: [], roots: [], streams: [] };
   const r = new Reader(pdf, parsed.dicts);
   if (!/^%PDF-\d\.\d[\r\n]/.test(latin1(pdf, 0, Math.min(pdf.length, 9)))) unsure();
   const haystack = Buffer.from(pdf.buffer, pdf.byteOffset, pdf.length);
@@ -134,9 +157,9 @@ function parseFile(pdf: Uint8Array): Parsed {
         const type = dict.get('Type');
         if (type !== undefined && !(type instanceof Name)) unsure();
         const data = pdf.subarray(start, end);
-        if (type instanceof Name && type.value === 'ObjStm') readObjectStream(parsed, dict, data);
+        if (type instanceof Name && type.value === 'ObjStm') parsed.streams.push({ dict, data, objects: true });
         if (type instanceof Name && type.value === 'XRef') {
-          checkXrefStream(dict, data);
+          parsed.streams.push({ dict, data, objects: false });
           if (dict.has('Root')) parsed.roots.push(dict.get('Root')!);
         }
         value = new Stream(dict);
@@ -239,26 +262,54 @@ function checkPages(parsed: Parsed, lookup: (v: Value | undefined) => Value | un
   if (pages === 0) unsure();
 }
 
-/** Warnings for a certainly clean PDF in the plain form; `undefined` when the full inspection must decide. */
+/**
+ * Warnings for a certainly clean PDF in the plain form; `undefined` when the full inspection must decide.
+ * The object and cross-reference streams are read after the rest of the file: any of the reads being
+ * unsure makes the whole answer `undefined`, so the order in which they happen cannot change it.
+ */
 export function quickInspect(pdf: Uint8Array): string[] | undefined {
   try {
     const parsed = parseFile(pdf);
-    if (findHiddenObjectHeader(pdf, parsed.objTokens) >= 0) unsure();
-    const lookup = (v: Value | undefined): Value | undefined => {
-      if (!(v instanceof Ref)) return v;
-      const target = parsed.objects.get(v.num);
-      return target === undefined || target.gen !== v.gen ? unsure() : target.value;
-    };
-    checkPages(parsed, lookup);
-    const warnings = new Set<string>();
-    for (const dict of parsed.dicts) {
-      const warning = fontWarning(dict, lookup);
-      if (warning !== undefined) warnings.add(warning);
-    }
-    // Several warnings: their order follows the full inspection's traversal; let it produce them.
-    return warnings.size > 1 ? undefined : [...warnings];
+    return settle(
+      parsed,
+      parsed.streams.map(({ dict, data }) => decode(dict, data)),
+    );
   } catch (error) {
     if (error instanceof Unsure) return undefined;
     throw error;
   }
+}
+
+/** quickInspect with the host's inflate for the streams' data (the browser reader's native one). */
+export async function quickInspectWith(pdf: Uint8Array, inflate: StreamInflater): Promise<string[] | undefined> {
+  try {
+    const parsed = parseFile(pdf);
+    const bodies: Uint8Array[] = [];
+    for (const { dict, data } of parsed.streams) bodies.push(await decodeWith(inflate, dict, data));
+    return settle(parsed, bodies);
+  } catch (error) {
+    if (error instanceof Unsure) return undefined;
+    throw error;
+  }
+}
+
+function settle(parsed: Parsed, bodies: Uint8Array[]): string[] | undefined {
+  parsed.streams.forEach(({ dict, objects }, i) => {
+    if (objects) readObjectStream(parsed, dict, bodies[i]!);
+    else checkXrefStream(dict, bodies[i]!);
+  });
+  if (findHiddenObjectHeader(parsed.pdf, parsed.objTokens) >= 0) unsure();
+  const lookup = (v: Value | undefined): Value | undefined => {
+    if (!(v instanceof Ref)) return v;
+    const target = parsed.objects.get(v.num);
+    return target === undefined || target.gen !== v.gen ? unsure() : target.value;
+  };
+  checkPages(parsed, lookup);
+  const warnings = new Set<string>();
+  for (const dict of parsed.dicts) {
+    const warning = fontWarning(dict, lookup);
+    if (warning !== undefined) warnings.add(warning);
+  }
+  // Several warnings: their order follows the full inspection's traversal; let it produce them.
+  return warnings.size > 1 ? undefined : [...warnings];
 }

@@ -3,7 +3,9 @@ import { SdfError } from '../errors.js';
 import { buildSdf } from '../testing/build-sdf.js';
 import { deflateBomb } from '../testing/zip-builder.js';
 import { validate } from '../validate.js';
+import zlib from 'node:zlib';
 import { openArchive, readEntries } from './archive.js';
+import type { RawInflater } from './reader.js';
 
 async function codeOf(promise: Promise<unknown>): Promise<string> {
   try {
@@ -130,5 +132,36 @@ describe('safe reader (F1, F2)', () => {
     ]);
     expect(JSON.parse(entries.get('meta.json')!.toString()).document_type).toBe('invoice');
     expect(entries.get('visual.pdf')).toBeUndefined();
+  });
+
+  describe('with an inflater of the host (the browser reader passes its native one)', () => {
+    const zlibInflater: RawInflater = (compressed, maxOutputLength) =>
+      Promise.resolve(zlib.inflateRawSync(compressed, { maxOutputLength }));
+
+    it('reads the same entries', async () => {
+      const sdf = buildSdf({ extra: [{ name: 'vendor/stored.txt', data: Buffer.from('as is'), method: 0 }] });
+      const own = await openArchive(sdf, undefined, zlibInflater);
+      expect(own.files).toEqual((await openArchive(sdf)).files);
+    });
+
+    it('still checks what it returns: size, CRC-32 and the bound, with the same errors', async () => {
+      const sdf = buildSdf();
+      const longer: RawInflater = async (c, max) => Buffer.concat([await zlibInflater(c, max, 0), Buffer.from('x')]);
+      const flipped: RawInflater = async (c, max) => {
+        const out = Buffer.from(await zlibInflater(c, max, 0));
+        out[0]! ^= 1;
+        return out;
+      };
+      expect(await codeOf(openArchive(sdf, undefined, longer))).toBe('SDF_ERROR_INVALID_ARCHIVE');
+      expect(await codeOf(openArchive(sdf, undefined, flipped))).toBe('SDF_ERROR_INVALID_ARCHIVE');
+      const bomb = buildSdf({
+        extra: [{ name: 'vendor/bomb', data: Buffer.alloc(0), compressed: deflateBomb(4), declaredSize: 1000 }],
+      });
+      expect(await codeOf(openArchive(bomb, { maxEntryBytes: 1024 * 1024 }, zlibInflater))).toBe(
+        'SDF_ERROR_ARCHIVE_TOO_LARGE',
+      );
+      const broken: RawInflater = () => Promise.reject(new Error('invalid stored block lengths'));
+      expect(await codeOf(openArchive(sdf, undefined, broken))).toBe('SDF_ERROR_INVALID_ARCHIVE');
+    });
   });
 });

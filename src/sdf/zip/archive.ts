@@ -1,6 +1,14 @@
 import { SdfError } from '../errors.js';
 import { resolveLimits, type Limits } from '../limits.js';
-import { inflateEntry, locateEntryData, readCentralDirectory, type CentralDirectory, type ZipEntry } from './reader.js';
+import {
+  inflateEntry,
+  inflateEntryWith,
+  locateEntryData,
+  readCentralDirectory,
+  type CentralDirectory,
+  type RawInflater,
+  type ZipEntry,
+} from './reader.js';
 import { toSource, type ByteSource } from './source.js';
 
 /** An archive whose every entry has been inflated within the F2 limits. Directory entries are listed but hold no bytes. */
@@ -11,8 +19,16 @@ export interface Archive {
   readonly files: Map<string, Buffer>;
 }
 
-/** F1 + F2: opens and fully inflates an archive from a buffer or a file path. */
-export async function openArchive(input: Buffer | string, limits?: Partial<Limits>): Promise<Archive> {
+/**
+ * F1 + F2: opens and fully inflates an archive from a buffer or a file path. `inflateRaw` replaces
+ * Node's zlib for Deflate entries (the browser reader passes its native inflater); the limits, sizes
+ * and CRC-32 are checked on its output exactly as on zlib's.
+ */
+export async function openArchive(
+  input: Buffer | string,
+  limits?: Partial<Limits>,
+  inflateRaw?: RawInflater,
+): Promise<Archive> {
   const resolved = resolveLimits(limits);
   const source = await toSource(input);
   try {
@@ -20,7 +36,7 @@ export async function openArchive(input: Buffer | string, limits?: Partial<Limit
     const files = new Map<string, Buffer>();
     let total = 0;
     for (const entry of directory.entries) {
-      const data = await readEntryData(source, directory, entry, resolved, total);
+      const data = await readEntryData(source, directory, entry, resolved, total, inflateRaw);
       total += data.length;
       if (!entry.name.endsWith('/')) files.set(entry.name, data);
       else if (data.length > 0)
@@ -38,13 +54,16 @@ async function readEntryData(
   entry: ZipEntry,
   limits: Limits,
   inflatedSoFar: number,
+  inflateRaw?: RawInflater,
 ): Promise<Buffer> {
   const start = await locateEntryData(source, entry, directory.centralOffset);
   const compressed = await source.read(start, entry.compressedSize);
   const remainingTotal = limits.maxTotalBytes - inflatedSoFar;
   const byEntry = limits.maxEntryBytes <= remainingTotal;
   const budget = byEntry ? limits.maxEntryBytes : remainingTotal;
-  return inflateEntry(entry, compressed, budget, byEntry ? 'per-entry limit' : 'total size limit');
+  const limitName = byEntry ? 'per-entry limit' : 'total size limit';
+  if (inflateRaw) return inflateEntryWith(inflateRaw, entry, compressed, budget, limitName);
+  return inflateEntry(entry, compressed, budget, limitName);
 }
 
 /**

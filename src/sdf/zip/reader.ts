@@ -173,30 +173,69 @@ export async function locateEntryData(source: ByteSource, entry: ZipEntry, centr
 }
 
 /**
+ * An inflater of the host's own for raw Deflate (the browser reader's native one). It must count the
+ * bytes it produces and stop once they pass `maxOutputLength`, failing with an error whose `code` is
+ * `ERR_BUFFER_TOO_LARGE` as Node's zlib does; any other failure means the stream is not valid Deflate.
+ * The entry's size and CRC-32 are still checked by the reader on what it returns.
+ */
+export type RawInflater = (compressed: Uint8Array, maxOutputLength: number, sizeHint: number) => Promise<Buffer>;
+
+/**
  * F2: inflates one entry, counting the bytes actually produced. zlib stops as soon as the output
  * would pass the budget, so a bomb costs at most `budget` bytes of memory, whatever its header says.
  */
 export function inflateEntry(entry: ZipEntry, compressed: Buffer, budget: number, limitName: string): Buffer {
-  const path = `/${entry.name}`;
+  if (entry.method === 0) return checkInflated(entry, storedData(entry, compressed, budget, limitName));
   let data: Buffer;
-  if (entry.method === 0) {
-    if (compressed.length > budget) throw tooLarge(`entry ${entry.name} exceeds the ${limitName}`, path);
-    data = compressed;
-  } else {
-    try {
-      // One output chunk of the declared size (plus the byte that shows the end) saves zlib joining
-      // chunks. What a header that lies can reserve this way is bounded by the declared-size check
-      // (F2 limits), and an entry whose size differs from its header is refused just below.
-      const chunkSize = Math.max(64, Math.min(entry.declaredSize + 1, budget + 1));
-      data = zlib.inflateRawSync(compressed, { maxOutputLength: budget + 1, chunkSize });
-    } catch (error) {
-      if ((error as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') {
-        throw tooLarge(`entry ${entry.name} inflates beyond the ${limitName}`, path);
-      }
-      throw invalid(`entry ${entry.name} is not a valid Deflate stream`, path);
-    }
-    if (data.length > budget) throw tooLarge(`entry ${entry.name} inflates beyond the ${limitName}`, path);
+  try {
+    // One output chunk of the declared size (plus the byte that shows the end) saves zlib joining
+    // chunks. What a header that lies can reserve this way is bounded by the declared-size check
+    // (F2 limits), and an entry whose size differs from its header is refused just below.
+    const chunkSize = Math.max(64, Math.min(entry.declaredSize + 1, budget + 1));
+    data = zlib.inflateRawSync(compressed, { maxOutputLength: budget + 1, chunkSize });
+  } catch (error) {
+    throw inflateError(entry, error, limitName);
   }
+  return checkInflated(entry, withinBudget(entry, data, budget, limitName));
+}
+
+/** inflateEntry with the host's inflater; the same bound, size and CRC-32 checks, the same errors. */
+export async function inflateEntryWith(
+  inflater: RawInflater,
+  entry: ZipEntry,
+  compressed: Buffer,
+  budget: number,
+  limitName: string,
+): Promise<Buffer> {
+  if (entry.method === 0) return checkInflated(entry, storedData(entry, compressed, budget, limitName));
+  let data: Buffer;
+  try {
+    data = await inflater(compressed, budget + 1, Math.min(entry.declaredSize, budget));
+  } catch (error) {
+    throw inflateError(entry, error, limitName);
+  }
+  return checkInflated(entry, withinBudget(entry, data, budget, limitName));
+}
+
+function storedData(entry: ZipEntry, compressed: Buffer, budget: number, limitName: string): Buffer {
+  if (compressed.length > budget) throw tooLarge(`entry ${entry.name} exceeds the ${limitName}`, `/${entry.name}`);
+  return compressed;
+}
+
+function inflateError(entry: ZipEntry, error: unknown, limitName: string): SdfError {
+  if ((error as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') {
+    return tooLarge(`entry ${entry.name} inflates beyond the ${limitName}`, `/${entry.name}`);
+  }
+  return invalid(`entry ${entry.name} is not a valid Deflate stream`, `/${entry.name}`);
+}
+
+function withinBudget(entry: ZipEntry, data: Buffer, budget: number, limitName: string): Buffer {
+  if (data.length > budget) throw tooLarge(`entry ${entry.name} inflates beyond the ${limitName}`, `/${entry.name}`);
+  return data;
+}
+
+function checkInflated(entry: ZipEntry, data: Buffer): Buffer {
+  const path = `/${entry.name}`;
   if (data.length !== entry.declaredSize) {
     // F2: a header that lies about the size is a structural fault even when the real size is small.
     throw invalid(

@@ -2,6 +2,7 @@
 // The Buffer adapter first: the format core expects Node's Buffer as a global.
 import '../shims/buffer.js';
 import { finishValidation, validateCore } from '../../../src/sdf/validate.js';
+import { inflateRawNative, inflateZlibNative } from './native-inflate.js';
 import type { Entry, ReadMessage, ReadRequest } from './protocol.js';
 
 /**
@@ -19,6 +20,8 @@ scope.onmessage = async (event: MessageEvent<ReadRequest>) => {
     let entries: Entry[] = [];
     const transfer: ArrayBuffer[] = [bytes];
     const outcome = await validateCore(archive, {
+      inflateRaw: inflateRawNative,
+      inflatePdfStream: inflateZlibNative,
       onStage: (stage) => post({ type: 'stage', stage }),
       onEntries: (files, names) => {
         entries = names

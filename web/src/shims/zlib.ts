@@ -51,10 +51,13 @@ function run(stream: Inflate, input: Uint8Array, options: InflateOptions = {}): 
  * as its window. Returns the output and where the Deflate data ended (null: not known, fflate read it).
  */
 function inflateRaw(
-  input: Uint8Array,
+  given: Uint8Array,
   start: number,
   options: InflateOptions = {},
 ): { out: Buffer; end: number | null } {
+  // A plain view: `subarray` of the Buffer adapter's Buffer goes through its constructor, several times
+  // slower over the hundreds of blocks of a scan.
+  const input = new Uint8Array(given.buffer, given.byteOffset, given.length);
   const max = options.maxOutputLength ?? Number.MAX_SAFE_INTEGER;
   let total = 0;
   let pos = start;
@@ -128,49 +131,54 @@ export function inflateSync(input: Uint8Array, options?: InflateOptions): Buffer
   return out;
 }
 
-/** Slicing-by-8 tables: eight bytes a step instead of one (the plain table walk is far slower in JavaScript). */
-const CRC_TABLES = (() => {
-  const tables = Array.from({ length: 8 }, () => new Uint32Array(256));
+/**
+ * Slicing-by-8 tables, one after the other in one array: eight bytes a step instead of one (the plain
+ * table walk is far slower in JavaScript). Table t sits at t * 256.
+ */
+const CRC_TABLE = (() => {
+  const table = new Int32Array(8 * 256);
   for (let n = 0; n < 256; n++) {
     let c = n;
     for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    tables[0]![n] = c >>> 0;
+    table[n] = c;
   }
   for (let n = 0; n < 256; n++) {
-    for (let t = 1; t < 8; t++) tables[t]![n] = (tables[t - 1]![n]! >>> 8) ^ tables[0]![tables[t - 1]![n]! & 0xff]!;
+    for (let t = 1; t < 8; t++)
+      table[t * 256 + n] = (table[(t - 1) * 256 + n]! >>> 8) ^ table[table[(t - 1) * 256 + n]! & 0xff]!;
   }
-  return tables;
+  return table;
 })();
+
+/** Whole words are read as little-endian Int32s (every browser's order); elsewhere, byte by byte. */
+const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 
 /** CRC-32 (ISO 3309, as ZIP uses it), what Node's zlib.crc32 computes. */
 export function crc32(data: Uint8Array): number {
-  const [t0, t1, t2, t3, t4, t5, t6, t7] = CRC_TABLES as [
-    Uint32Array,
-    Uint32Array,
-    Uint32Array,
-    Uint32Array,
-    Uint32Array,
-    Uint32Array,
-    Uint32Array,
-    Uint32Array,
-  ];
-  let crc = 0xffffffff;
+  const t = CRC_TABLE;
+  let crc = -1;
   let i = 0;
-  const end8 = data.length - (data.length % 8);
-  for (; i < end8; i += 8) {
-    const a = (data[i]! | (data[i + 1]! << 8) | (data[i + 2]! << 16) | (data[i + 3]! << 24)) ^ crc;
-    crc =
-      t7[a & 0xff]! ^
-      t6[(a >>> 8) & 0xff]! ^
-      t5[(a >>> 16) & 0xff]! ^
-      t4[a >>> 24]! ^
-      t3[data[i + 4]!]! ^
-      t2[data[i + 5]!]! ^
-      t1[data[i + 6]!]! ^
-      t0[data[i + 7]!]!;
+  // Bytes up to a 4-byte boundary, then two aligned words a step (half the loads of reading bytes).
+  const head = Math.min(data.length, (4 - (data.byteOffset & 3)) & 3);
+  for (; i < head; i++) crc = t[(crc ^ data[i]!) & 0xff]! ^ (crc >>> 8);
+  if (LITTLE_ENDIAN && data.length - i >= 8) {
+    const words = new Int32Array(data.buffer, data.byteOffset + i, ((data.length - i) >> 3) << 1);
+    for (let w = 0; w < words.length; w += 2) {
+      const a = words[w]! ^ crc;
+      const b = words[w + 1]!;
+      crc =
+        t[1792 + (a & 0xff)]! ^
+        t[1536 + ((a >>> 8) & 0xff)]! ^
+        t[1280 + ((a >>> 16) & 0xff)]! ^
+        t[1024 + (a >>> 24)]! ^
+        t[768 + (b & 0xff)]! ^
+        t[512 + ((b >>> 8) & 0xff)]! ^
+        t[256 + ((b >>> 16) & 0xff)]! ^
+        t[b >>> 24]!;
+    }
+    i += words.length * 4;
   }
-  for (; i < data.length; i++) crc = t0[(crc ^ data[i]!) & 0xff]! ^ (crc >>> 8);
-  return (crc ^ 0xffffffff) >>> 0;
+  for (; i < data.length; i++) crc = t[(crc ^ data[i]!) & 0xff]! ^ (crc >>> 8);
+  return (crc ^ -1) >>> 0;
 }
 
 export default { inflateRawSync, inflateSync, crc32 };
