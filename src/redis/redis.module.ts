@@ -27,8 +27,9 @@ export function requestPathRedisOptions(url: string): RedisOptions {
     // A command waits through one reconnection attempt, then fails ("Reached the max retries per request limit").
     maxRetriesPerRequest: 1,
     retryStrategy: (times) => Math.min(times * 200, 1_000),
-    // A server that accepts connections but does not answer (stopped, overloaded) costs as much.
-    commandTimeout: 3_000,
+    // A server that accepts connections but does not answer (stopped) is given up on after this long;
+    // generous, so that a process starved of CPU does not take its own slowness for an outage.
+    commandTimeout: 10_000,
   };
 }
 
