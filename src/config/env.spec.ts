@@ -20,6 +20,11 @@ describe('parseEnv', () => {
     expect(parseEnv({ PORT: '' }).PORT).toBe(3000);
   });
 
+  it('keeps an empty DATABASE_APP_ROLE: connect as the connecting user, not as the default role', () => {
+    expect(parseEnv({}).DATABASE_APP_ROLE).toBe('sdf_app');
+    expect(parseEnv({ DATABASE_APP_ROLE: '' }).DATABASE_APP_ROLE).toBe('');
+  });
+
   it('lists every bad or missing value at once', () => {
     let error: unknown;
     try {

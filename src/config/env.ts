@@ -254,10 +254,14 @@ export class ConfigError extends Error {
   }
 }
 
+/** Variables whose empty value means something other than "unset". */
+const EMPTY_IS_A_VALUE = new Set(['DATABASE_APP_ROLE']);
+
 export function parseEnv(source: NodeJS.ProcessEnv): Env {
-  // Empty strings count as unset, so `FOO=` in a .env file means "use the default".
+  // Empty strings count as unset, so `FOO=` in a .env file means "use the default"; except where empty is a
+  // value of its own (DATABASE_APP_ROLE= connects as the connecting user itself).
   const cleaned: Record<string, string | undefined> = Object.fromEntries(
-    Object.entries(source).filter(([, v]) => v !== undefined && v !== ''),
+    Object.entries(source).filter(([k, v]) => v !== undefined && (v !== '' || EMPTY_IS_A_VALUE.has(k))),
   );
   const result = envSchema.safeParse(cleaned);
   const problems = [
