@@ -270,6 +270,8 @@ describe('local driver: temporary files no process will finish', () => {
     // Later sweeps leave this process's own files alone, however old.
     put(driver.instance, 'mine.part', 120_000);
     expect(await driver.sweepTemp(60_000)).toBe(0);
-    expect(filesUnder(tmp).sort()).toEqual([join('1@elsewhere', 'fresh.part'), join(driver.instance, 'mine.part')]);
+    expect(filesUnder(tmp).sort()).toEqual(
+      [join('1@elsewhere', 'fresh.part'), join(driver.instance, 'mine.part')].sort(),
+    );
   });
 });
