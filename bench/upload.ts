@@ -3,8 +3,8 @@
  * in the same run, at 1, 8, 32 and 64 concurrent clients, in two figures:
  *
  * - upload alone: uploads/s to the 201 and the p50/p99 of that answer;
- * - upload to valid: each client uploads, then waits until its document has left `pending`; uploads/s
- *   and the p50/p99 of upload-to-valid. One poller reads the statuses of every waiting document from
+ * - upload to valid: each client uploads, then waits until its document has left `pending`; uploads/s,
+ *   the p50/p99 of upload-to-valid, and the share of the machine's CPU left idle meanwhile. One poller reads the statuses of every waiting document from
  *   PostgreSQL every 5 ms, so waiting adds no HTTP load to the service being measured.
  *
  * Both figures are measured twice: one process doing API and jobs (PROCESS_ROLE all, in this process),
@@ -30,6 +30,8 @@ import {
   benchArchive,
   benchSetup,
   benchTenant,
+  MACHINE_TIMES,
+  machineTimes,
   percentile,
   run,
   startInProcess,
@@ -144,6 +146,17 @@ async function makeTenant(url: string, config: AppConfig): Promise<Record<string
   return { 'X-API-Key': (await benchTenant(url, config, 'Bench')).key };
 }
 
+/**
+ * The share of the machine's CPU time left idle (idle + iowait) between two readings of machineTimes():
+ * what the service, the clients and everything else on the machine did not use while upload to valid ran.
+ */
+function idleShare(before: number[], after: number[]): number {
+  const delta = after.map((t, i) => t - before[i]!);
+  const total = delta.reduce((a, b) => a + b, 0);
+  const idle = delta[MACHINE_TIMES.indexOf('idle')]! + delta[MACHINE_TIMES.indexOf('iowait')]!;
+  return total > 0 ? idle / total : 0;
+}
+
 const fmt = (n: number, width: number, digits = 1) => n.toFixed(digits).padStart(width);
 
 /** What the run prints, kept to draw the plots from at the end. */
@@ -162,7 +175,9 @@ async function measure(
   poller: StatusPoller,
 ): Promise<void> {
   print(`\n${label}`);
-  print('clients | baseline up/s | upload up/s  ratio  p50 ms  p99 ms | to-valid up/s  ratio  p50 ms  p99 ms  p99/p50');
+  print(
+    'clients | baseline up/s | upload up/s  ratio  p50 ms  p99 ms | to-valid up/s  ratio  p50 ms  p99 ms  p99/p50 | idle %',
+  );
   const upload = async () => {
     const res = await fetch(`${url}/upload`, { method: 'POST', headers: auth, body: form(archive) });
     const body = (await res.json()) as { id: string };
@@ -176,13 +191,16 @@ async function measure(
     await poller.drain();
     const alone = await runClients(clients, PER_LEVEL, async () => void (await upload()));
     await poller.drain();
+    const before = machineTimes();
     const toValid = await runClients(clients, PER_LEVEL, async () => poller.settled(await upload()));
+    const idle = idleShare(before, machineTimes());
     print(
       [
         String(clients).padStart(7),
         fmt(base.rate, 13),
         `${fmt(alone.rate, 11)} ${fmt(alone.rate / base.rate, 6, 2)} ${fmt(alone.p50, 7)} ${fmt(alone.p99, 7)}`,
         `${fmt(toValid.rate, 13)} ${fmt(toValid.rate / base.rate, 6, 2)} ${fmt(toValid.p50, 7)} ${fmt(toValid.p99, 7)} ${fmt(toValid.p99 / toValid.p50, 8, 2)}`,
+        fmt(idle * 100, 6),
       ].join(' | '),
     );
   }
