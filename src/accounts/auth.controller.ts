@@ -1,4 +1,4 @@
-import { Body, Controller, HttpCode, Logger, Post, Req, Res } from '@nestjs/common';
+import { applyDecorators, Body, Controller, HttpCode, Logger, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import {
   ApiAcceptedResponse,
@@ -71,6 +71,38 @@ const TOTP_ENABLED: ErrorCase = {
   code: 'INVALID_STATE',
   message: 'Two-factor authentication is already enabled',
 };
+
+/** The cookie-session routes' header and their two refusals (sessionCallRefusal), described once. */
+const SessionCall = () =>
+  applyDecorators(
+    ApiHeader({
+      name: SESSION_HEADER,
+      required: true,
+      description: 'Any non-empty value; shows the call comes from a page of this origin',
+      schema: { type: 'string', example: '1' },
+    }),
+    ApiError(400, `No ${SESSION_HEADER} header`, {
+      name: 'no_session_header',
+      code: 'VALIDATION_ERROR',
+      message: `The ${SESSION_HEADER} header is required`,
+    }),
+    ApiError(403, 'Called from a page of another origin (Origin or Sec-Fetch-Site)', {
+      name: 'other_origin',
+      code: 'FORBIDDEN',
+      message: 'Called from another origin: the cookie alone is not enough',
+    }),
+  );
+
+/** Refuses a cookie-session call that sessionCallRefusal refuses, in the words SessionCall documents. */
+function assertSessionCall(req: Request): void {
+  const refusal = sessionCallRefusal(req);
+  if (refusal === 'foreign') throw AppError.forbidden('Called from another origin: the cookie alone is not enough');
+  if (refusal === 'no-header') {
+    throw AppError.badRequest(`The ${SESSION_HEADER} header is required`, [
+      { path: SESSION_HEADER, message: 'required: shows the call comes from a page of this origin' },
+    ]);
+  }
+}
 
 @ApiTags('v1 auth')
 @Controller('v1/auth')
@@ -289,12 +321,7 @@ export class AuthController {
       `403 from another origin). ` +
       `POST /v1/auth/logout clears the cookie.`,
   })
-  @ApiHeader({
-    name: SESSION_HEADER,
-    required: true,
-    description: 'Any non-empty value; shows the call comes from a page of this origin',
-    schema: { type: 'string', example: '1' },
-  })
+  @SessionCall()
   @ApiOkResponse({ type: SessionTokenDto })
   @ApiNoContentResponse({
     description: 'No session cookie and no refresh token: not signed in (a page loads this way)',
@@ -305,29 +332,13 @@ export class AuthController {
     code: 'UNAUTHORIZED',
     message: 'Invalid, expired or revoked refresh token',
   })
-  @ApiError(400, `No ${SESSION_HEADER} header`, {
-    name: 'no_session_header',
-    code: 'VALIDATION_ERROR',
-    message: `The ${SESSION_HEADER} header is required`,
-  })
-  @ApiError(403, 'Called from a page of another origin (Origin or Sec-Fetch-Site)', {
-    name: 'other_origin',
-    code: 'FORBIDDEN',
-    message: 'Called from another origin: the cookie alone is not enough',
-  })
   async sessionRefresh(
     @Body() body: SessionRefreshDto,
     @Client() client: ClientInfo,
     @Req() req: Request,
     @Res({ passthrough: true }) res: Response,
   ): Promise<SessionTokenDto | undefined> {
-    const refusal = sessionCallRefusal(req);
-    if (refusal === 'foreign') throw AppError.forbidden('Called from another origin: the cookie alone is not enough');
-    if (refusal === 'no-header') {
-      throw AppError.badRequest(`The ${SESSION_HEADER} header is required`, [
-        { path: SESSION_HEADER, message: 'required: shows the call comes from a page of this origin' },
-      ]);
-    }
+    assertSessionCall(req);
     const presented = body?.refresh_token ?? sessionCookie(req);
     if (!presented) {
       res.status(204);
@@ -357,35 +368,14 @@ export class AuthController {
       `browser names them, an Origin and Sec-Fetch-Site of this origin. Without a cookie there is nothing to ` +
       `end and the answer is 204 too. Audited as logout.`,
   })
-  @ApiHeader({
-    name: SESSION_HEADER,
-    required: true,
-    description: 'Any non-empty value; shows the call comes from a page of this origin',
-    schema: { type: 'string', example: '1' },
-  })
+  @SessionCall()
   @ApiNoContentResponse({ description: 'Signed out; the cookie is cleared' })
-  @ApiError(400, `No ${SESSION_HEADER} header`, {
-    name: 'no_session_header',
-    code: 'VALIDATION_ERROR',
-    message: `The ${SESSION_HEADER} header is required`,
-  })
-  @ApiError(403, 'Called from a page of another origin (Origin or Sec-Fetch-Site)', {
-    name: 'other_origin',
-    code: 'FORBIDDEN',
-    message: 'Called from another origin: the cookie alone is not enough',
-  })
   async sessionLogout(
     @Client() client: ClientInfo,
     @Req() req: Request,
     @Res({ passthrough: true }) res: Response,
   ): Promise<void> {
-    const refusal = sessionCallRefusal(req);
-    if (refusal === 'foreign') throw AppError.forbidden('Called from another origin: the cookie alone is not enough');
-    if (refusal === 'no-header') {
-      throw AppError.badRequest(`The ${SESSION_HEADER} header is required`, [
-        { path: SESSION_HEADER, message: 'required: shows the call comes from a page of this origin' },
-      ]);
-    }
+    assertSessionCall(req);
     const presented = sessionCookie(req);
     clearSessionCookie(res);
     if (presented) await this.flows.logoutByRefreshToken(presented, client);

@@ -8612,9 +8612,9 @@ export interface operations {
                 content?: never;
             };
             /**
-             * @description No X-SDF-Session header
+             * @description refresh_token is not a string
              *
-             *     refresh_token is not a string
+             *     No X-SDF-Session header
              */
             400: {
                 headers: {
