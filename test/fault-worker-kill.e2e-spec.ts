@@ -1,5 +1,8 @@
 import { randomBytes } from 'node:crypto';
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import pg from 'pg';
+import type { Test } from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openArchive } from '../src/sdf/index.js';
 import {
@@ -13,27 +16,42 @@ import {
 import type { ErpStandIn } from './helpers/erp-standin.js';
 import { buildSdf } from './helpers/sdf-fixtures.js';
 import { ServiceCluster, type ServiceProcess } from './helpers/service-processes.js';
+import { startSmtpSink, tokenFromMail, type SmtpSink } from './helpers/smtp.js';
 import { waitUntil } from './helpers/wait.js';
 import { verifySignature, WebhookReceiver } from './helpers/webhook-receiver.js';
 
 const OPEN_SCHEMA = { type: 'object', required: ['document_type'] };
+const PASSWORD = 'a long unusual passphrase 42';
 
-describe('a worker killed (SIGKILL) in the middle of validations, signings, webhook deliveries and ERP pushes', () => {
+describe('a worker killed (SIGKILL) in the middle of validations, signings, webhook deliveries, mails and ERP pushes (managed deployment)', () => {
   let cluster: ServiceCluster;
   let api: ServiceProcess;
   let receiver: WebhookReceiver;
   let standIn: ErpStandIn;
+  let smtp: SmtpSink;
   let db: pg.Client;
   const creds = secretsFor('basic');
 
   beforeAll(async () => {
+    [receiver, standIn, smtp] = await Promise.all([
+      WebhookReceiver.start(),
+      startStandIn('SAP', creds),
+      startSmtpSink(),
+    ]);
     cluster = await ServiceCluster.create({
-      env: { WEBHOOK_RETRY_BASE_DELAY_MS: '200', UPLOADS_IN_FLIGHT_PER_TENANT: '64' },
+      env: {
+        DEPLOYMENT_MODE: 'managed',
+        SMTP_URL: smtp.url,
+        // The receiver and the ERP stand-in listen on loopback.
+        WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+        WEBHOOK_RETRY_BASE_DELAY_MS: '200',
+        EMAIL_RETRY_BASE_DELAY_MS: '200',
+        UPLOADS_IN_FLIGHT_PER_TENANT: '64',
+        USAGE_FLUSH_INTERVAL_MS: '1000',
+      },
       // The first worker waits a minute for a receiver or an ERP that does not answer: it dies first.
       roleEnv: { worker: { WEBHOOK_TIMEOUT_MS: '60000', ERP_TIMEOUT_MS: '60000' } },
     });
-    receiver = await WebhookReceiver.start();
-    standIn = await startStandIn('SAP', creds);
     api = await cluster.start('api');
     db = new pg.Client({ connectionString: cluster.postgres.url });
     await db.connect();
@@ -43,28 +61,70 @@ describe('a worker killed (SIGKILL) in the middle of validations, signings, webh
     await cluster?.remove();
     await receiver?.close();
     await standIn?.stop();
+    await smtp?.close();
   });
 
-  it('after a new worker starts: every document final, one valid signature each, every event delivered with identical bodies, every push made once', async () => {
-    const tenant = await cluster.createTenant(api);
-    const key = { 'X-API-Key': tenant.apiKey };
-    const secret = randomBytes(24).toString('hex');
+  it('after a new worker starts: every document final, one valid signature each, every event delivered with identical bodies, every mail sent once, every push made once, usage counted once', async () => {
+    const w1 = await cluster.start('worker');
+    const admin = { Authorization: `Bearer ${cluster.adminToken()}` };
+
+    // An organization registered as a customer does it: its owner verifies the address (a mail) and signs in.
+    const ownerEmail = `owner-${randomBytes(4).toString('hex')}@example.test`;
+    const slug = `kill-${randomBytes(4).toString('hex')}`;
+    const registered = await api
+      .http()
+      .post('/v1/auth/register')
+      .send({ email: ownerEmail, password: PASSWORD, organization: `Org ${slug}`, slug })
+      .expect(201);
+    const tenantId = registered.body.organization.id as string;
+    const verification = await waitUntil(() => smtp.mails.find((m) => m.to === ownerEmail), 'the verification mail');
     await api
       .http()
-      .post('/webhooks')
-      .set(key)
+      .post('/v1/auth/verify-email')
+      .send({ token: tokenFromMail(verification) })
+      .expect(200);
+    const login = await api.http().post('/v1/auth/login').send({ email: ownerEmail, password: PASSWORD }).expect(200);
+    // An operator lifts Free's rate and quotas, lets its connectors reach the stand-in and issues an API key.
+    await api
+      .http()
+      .patch(`/admin/tenants/${tenantId}`)
+      .set(admin)
+      .send({ plan: 'enterprise', limits: { rpm: 100_000 } })
+      .expect(200);
+    await api
+      .http()
+      .put(`/admin/tenants/${tenantId}/connector-private-targets`)
+      .set(admin)
+      .send({ targets: ['127.0.0.1/32'] })
+      .expect(200);
+    const apiKey = (
+      await api.http().post(`/admin/tenants/${tenantId}/keys`).set(admin).send({ name: 'fault test' }).expect(201)
+    ).body.key as string;
+
+    // Every request made with the tenant's credentials is one API call of its period (the usage routes
+    // excepted, which spend none): counted here as the customer would.
+    let calls = 0;
+    const withKey = (req: Test): Test => {
+      calls++;
+      return req.set('X-API-Key', apiKey);
+    };
+    const asOwner = (req: Test): Test => {
+      calls++;
+      return req.set('Authorization', `Bearer ${login.body.access_token as string}`);
+    };
+
+    const secret = randomBytes(24).toString('hex');
+    await withKey(api.http().post('/webhooks'))
       .send({ url: receiver.url(), secret, events: ['document.validated', 'document.signed'] })
       .expect(201);
-    const connector = await api
-      .http()
-      .post('/connectors/configure')
-      .set(key)
-      .send(configureBody('SAP', standIn, creds));
+    const connector = await withKey(api.http().post('/connectors/configure')).send(
+      configureBody('SAP', standIn, creds),
+    );
     expect(connector.status).toBe(201);
 
     const uploadInvoice = async (data: Record<string, unknown>) => {
       const { archive } = await buildSdf({ data, schema: OPEN_SCHEMA });
-      const res = await api.http().post('/upload').set(key).attach('file', archive, 'f.sdf');
+      const res = await withKey(api.http().post('/upload')).attach('file', archive, 'f.sdf');
       expect(res.status).toBe(201);
       return res.body.id as string;
     };
@@ -72,7 +132,6 @@ describe('a worker killed (SIGKILL) in the middle of validations, signings, webh
       (await db.query<{ status: string }>(`SELECT status FROM documents WHERE id = ANY($1)`, [ids])).rows;
 
     // 30 documents valid before the fault: 20 to sign, 10 to push.
-    const w1 = await cluster.start('worker');
     const pushData = Array.from({ length: 10 }, () => invoiceData());
     const toPush = await Promise.all(pushData.map((d) => uploadInvoice(d)));
     const toSign = await Promise.all(Array.from({ length: 20 }, () => uploadInvoice(invoiceData())));
@@ -83,30 +142,44 @@ describe('a worker killed (SIGKILL) in the middle of validations, signings, webh
     );
     await waitUntil(() => receiver.received.length >= 30, '30 deliveries', 30_000);
 
-    // From here the receiver holds its first five requests unanswered and the ERP accepts its first three
-    // invoices without answering: the worker is killed while it waits on them.
+    // From here the receiver holds its first five requests unanswered, the ERP accepts its first three
+    // invoices without answering and the mail relay holds every transaction at MAIL FROM: the worker is
+    // killed while it waits on them.
     const before = receiver.received.length;
     receiver.behaviour = (n) => (n < before + 5 ? 'hang' : 200);
     standIn.inject(isInvoiceCreate, { acceptThenHang: true }, { acceptThenHang: true }, { acceptThenHang: true });
-    const fresh = Array.from({ length: 50 }, () => uploadInvoice(invoiceData()));
-    const signs = toSign.map((id) => api.http().post(`/sign/${id}`).set(key));
-    const pushes = toPush.map((id) =>
-      api.http().post(`/connectors/push-to-erp/${id}`).set(key).send({ connector_id: connector.body.id }),
+    smtp.stall();
+    const invitees = Array.from(
+      { length: 10 },
+      (_, i) => `invitee-${i}-${randomBytes(3).toString('hex')}@example.test`,
     );
-    const [validating, signed, pushed] = await Promise.all([
+    const fresh = Array.from({ length: 50 }, () => uploadInvoice(invoiceData()));
+    const signs = toSign.map((id) => withKey(api.http().post(`/sign/${id}`)));
+    const pushes = toPush.map((id) =>
+      withKey(api.http().post(`/connectors/push-to-erp/${id}`)).send({ connector_id: connector.body.id }),
+    );
+    const invitations = invitees.map((email) =>
+      asOwner(api.http().post('/v1/account/team/invitations')).send({ email, role: 'member' }),
+    );
+    const [validating, signed, pushed, invited] = await Promise.all([
       Promise.all(fresh),
       Promise.all(signs),
       Promise.all(pushes),
+      Promise.all(invitations),
     ]);
     for (const s of signed) expect(s.status).toBe(202);
     for (const p of pushed) expect(p.status).toBe(202);
+    for (const i of invited) expect(i.status).toBe(201);
     await waitUntil(() => receiver.received.length >= before + 5, 'the worker to be waiting on the receiver', 30_000);
     await waitUntil(
       () => standIn.requests.filter(isInvoiceCreate).length >= 3,
       'the worker to be waiting on the ERP',
       30_000,
     );
+    await waitUntil(() => smtp.stalled() >= 4, 'the worker to be waiting on the mail relay', 30_000);
+    expect(smtp.mails).toHaveLength(1);
     await w1.kill();
+    smtp.release();
 
     const w2 = await cluster.start('worker');
     const all = [...validating, ...toSign, ...toPush];
@@ -117,10 +190,11 @@ describe('a worker killed (SIGKILL) in the middle of validations, signings, webh
         return (
           rows.every((r) => r.status !== 'pending') &&
           rows.filter((r) => r.status === 'signed').length === 20 &&
-          pushesLeft.rowCount === 0
+          pushesLeft.rowCount === 0 &&
+          invitees.every((to) => smtp.mails.some((m) => m.to === to))
         );
       },
-      'every document final, signed and pushed',
+      'every document final, signed and pushed, every invitation mailed',
       90_000,
     );
     // Taken over, and said so by the worker that took over.
@@ -137,12 +211,9 @@ describe('a worker killed (SIGKILL) in the middle of validations, signings, webh
       { status: 'valid', n: 60 },
     ]);
     for (const id of toSign) {
-      const verdict = await api.http().post(`/verify/${id}`).set(key).expect(200);
+      const verdict = await withKey(api.http().post(`/verify/${id}`)).expect(200);
       expect(verdict.body).toMatchObject({ valid: true, trusted: true });
-      const file = await api
-        .http()
-        .get(`/download/${id}`)
-        .set(key)
+      const file = await withKey(api.http().get(`/download/${id}`))
         .buffer(true)
         .parse((res, cb) => {
           const chunks: Buffer[] = [];
@@ -179,9 +250,55 @@ describe('a worker killed (SIGKILL) in the middle of validations, signings, webh
     // The five held when the worker died were delivered again.
     expect([...byDelivery.values()].filter((b) => b.length > 1).length).toBeGreaterThanOrEqual(5);
 
-    // ERP: each pushed invoice exists once in the ERP, and every push succeeded.
-    for (const d of pushData) expect(erpInvoices(standIn, String(d.invoice_number))).toHaveLength(1);
+    // ERP: each pushed invoice reached the ERP in one create request and exists there once; every push succeeded.
+    for (const d of pushData) {
+      const number = String(d.invoice_number);
+      expect(erpInvoices(standIn, number)).toHaveLength(1);
+      expect(standIn.requests.filter((r) => isInvoiceCreate(r) && r.body.includes(number))).toHaveLength(1);
+    }
     const pushRows = await db.query<{ status: string }>(`SELECT status FROM erp_pushes`);
     expect(pushRows.rows.map((r) => r.status)).toEqual(Array(10).fill('succeeded'));
+
+    // Mail: each invitation reached the relay once (the ones held at MAIL FROM were sent again by the new
+    // worker, the others by it alone), and the verification mail was not sent again.
+    expect(smtp.mails.map((m) => m.to).sort()).toEqual([ownerEmail, ...invitees].sort());
+    expect(w2.logs.filter((l) => l.msg === 'mail sent')).toHaveLength(10);
+
+    // Usage, as the customer reads it: 80 documents uploaded, every API call once, and the bytes stored now
+    // (the signed files included) equal to the files in the store and to the records.
+    const stored = (
+      await db.query<{ n: string }>(
+        `SELECT COALESCE(SUM(file_size_bytes), 0)::bigint AS n FROM documents WHERE tenant_id = $1`,
+        [tenantId],
+      )
+    ).rows[0]!.n;
+    const folder = join(cluster.storageDir, 'tenants', tenantId, 'documents');
+    const onDisk = readdirSync(folder)
+      .filter((name) => name.endsWith('.sdf'))
+      .reduce((sum, name) => sum + statSync(join(folder, name)).size, 0);
+    expect(Number(stored)).toBe(onDisk);
+    const usage = await api.http().get('/v1/billing/usage').set('X-API-Key', apiKey).expect(200);
+    expect(usage.body).toMatchObject({ documents_uploaded: 80, api_calls: calls, storage_bytes: onDisk });
+    // The same figures reach the period's row in PostgreSQL.
+    await waitUntil(
+      async () => {
+        const row = (
+          await db.query<{ documents_uploaded: string; api_calls: string; storage_bytes: string }>(
+            `SELECT documents_uploaded, api_calls, storage_bytes FROM usage_periods WHERE tenant_id = $1`,
+            [tenantId],
+          )
+        ).rows[0];
+        return (
+          row !== undefined &&
+          Number(row.documents_uploaded) === 80 &&
+          Number(row.api_calls) === calls &&
+          Number(row.storage_bytes) === onDisk
+        );
+      },
+      'the usage flushed to PostgreSQL',
+      15_000,
+    );
+    // Nothing was sent twice while the checks above ran.
+    expect(smtp.mails).toHaveLength(11);
   }, 240_000);
 });
