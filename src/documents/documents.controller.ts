@@ -1,3 +1,4 @@
+import { pipeline, type Readable } from 'node:stream';
 import { applyDecorators, Controller, Delete, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
 import {
   ApiBody,
@@ -247,8 +248,7 @@ export class DocumentsController {
     res.setHeader('Content-Length', String(doc.file_size_bytes));
     res.setHeader('Content-Disposition', `attachment; filename="${doc.document_id}.sdf"`);
     res.setHeader('X-Content-Type-Options', 'nosniff');
-    stream.on('error', () => res.destroy());
-    stream.pipe(res);
+    sendStream(stream, res);
   }
 
   @Get('meta/:id')
@@ -302,8 +302,7 @@ export class DocumentsController {
     res.status(200);
     res.setHeader('Content-Type', 'application/json; charset=utf-8');
     res.setHeader('X-Content-Type-Options', 'nosniff');
-    stream.on('error', () => res.destroy());
-    stream.pipe(res);
+    sendStream(stream, res);
   }
 
   @Get('list')
@@ -358,4 +357,12 @@ export class DocumentsController {
     const { rows, hasMore, nextCursor } = await this.documents.list(auth.tenantId, query);
     return { documents: rows.map((d) => DocumentListItemDto.from(d)), next_cursor: nextCursor, has_more: hasMore };
   }
+}
+
+/**
+ * Streams a stored file as the answer. A read error cuts the answer (its length was promised), and a
+ * client that goes away closes the file at once, rather than when the collector finds its handle.
+ */
+function sendStream(stream: Readable, res: Response): void {
+  pipeline(stream, res, () => undefined);
 }

@@ -166,7 +166,15 @@ export class DocumentsService {
   async download(actor: Actor, id: string): Promise<{ doc: SdfDocument; stream: Readable }> {
     const doc = await this.get(actor.auth.tenantId, id);
     const stream = await this.storage.get(doc.storage_key);
-    await this.ds.transaction((m) => this.record(m, actor, 'download', doc, { file_size_bytes: doc.file_size_bytes }));
+    try {
+      await this.ds.transaction((m) =>
+        this.record(m, actor, 'download', doc, { file_size_bytes: doc.file_size_bytes }),
+      );
+    } catch (err) {
+      // No answer will read the opened file: close it now, not when the collector finds it.
+      stream.destroy();
+      throw err;
+    }
     return { doc, stream };
   }
 
