@@ -312,4 +312,36 @@ export class AuthFlowsService {
       });
     });
   }
+
+  /** Ends one session of the user's own (none of another user's); false when there is no such active session. */
+  async endOwnSession(tenantId: string, userId: string, sessionId: string, client: ClientInfo): Promise<boolean> {
+    return this.ds.transaction(async (m) => {
+      const done = await this.sessions.revokeOwn(m, tenantId, userId, sessionId);
+      if (done) {
+        await this.audit.record(m, {
+          tenantId,
+          action: 'session.revoke',
+          actor: `user:${userId}`,
+          resourceId: sessionId,
+          ipAddress: client.ip,
+        });
+      }
+      return done;
+    });
+  }
+
+  /** "Log out everywhere": every session of the user ends, `currentSessionId` included. */
+  async endAllSessions(tenantId: string, userId: string, currentSessionId: string, client: ClientInfo): Promise<void> {
+    await this.ds.transaction(async (m) => {
+      const ended = await this.sessions.revokeAllOfUser(m, userId);
+      await this.audit.record(m, {
+        tenantId,
+        action: 'session.revoke_all',
+        actor: `user:${userId}`,
+        resourceId: currentSessionId,
+        ipAddress: client.ip,
+        metadata: { sessions_revoked: ended.length },
+      });
+    });
+  }
 }

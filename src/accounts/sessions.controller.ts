@@ -1,14 +1,12 @@
 import { Controller, Delete, Get, HttpCode, Param, Res } from '@nestjs/common';
 import type { Response } from 'express';
-import { InjectDataSource } from '@nestjs/typeorm';
-import type { DataSource } from 'typeorm';
 import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { AuditService } from '../audit/audit.service.js';
 import type { TenantAuth } from '../auth/auth-context.js';
 import { AllowUnverified, Tenant, UserEndpoint } from '../auth/decorators.js';
 import { AppError } from '../common/errors.js';
 import { UuidPipe } from '../common/uuid.pipe.js';
 import { IdParam } from '../openapi/decorators.js';
+import { AuthFlowsService } from './auth-flows.service.js';
 import { Client } from './client-info.js';
 import { deviceLabel } from './device-label.js';
 import { SessionListDto } from './dto/auth.dto.js';
@@ -23,9 +21,8 @@ import { SessionsService, type ClientInfo } from './sessions.service.js';
 @Controller('v1/auth/sessions')
 export class SessionsController {
   constructor(
-    @InjectDataSource() private readonly ds: DataSource,
     private readonly sessions: SessionsService,
-    private readonly audit: AuditService,
+    private readonly flows: AuthFlowsService,
   ) {}
 
   @Get()
@@ -68,19 +65,7 @@ export class SessionsController {
     @Res({ passthrough: true }) res: Response,
   ): Promise<void> {
     const { userId, sessionId } = sessionOf(auth);
-    const ended = await this.ds.transaction(async (m) => {
-      const done = await this.sessions.revokeOwn(m, auth.tenantId, userId, id);
-      if (done) {
-        await this.audit.record(m, {
-          tenantId: auth.tenantId,
-          action: 'session.revoke',
-          actor: `user:${userId}`,
-          resourceId: id,
-          ipAddress: client.ip,
-        });
-      }
-      return done;
-    });
+    const ended = await this.flows.endOwnSession(auth.tenantId, userId, id, client);
     if (!ended) throw AppError.notFound('Session');
     if (id === sessionId) clearSessionCookie(res);
   }
@@ -100,17 +85,7 @@ export class SessionsController {
     @Res({ passthrough: true }) res: Response,
   ): Promise<void> {
     const { userId, sessionId } = sessionOf(auth);
-    await this.ds.transaction(async (m) => {
-      const ended = await this.sessions.revokeAllOfUser(m, userId);
-      await this.audit.record(m, {
-        tenantId: auth.tenantId,
-        action: 'session.revoke_all',
-        actor: `user:${userId}`,
-        resourceId: sessionId,
-        ipAddress: client.ip,
-        metadata: { sessions_revoked: ended.length },
-      });
-    });
+    await this.flows.endAllSessions(auth.tenantId, userId, sessionId, client);
     clearSessionCookie(res);
   }
 }
