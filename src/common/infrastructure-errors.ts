@@ -12,6 +12,12 @@ const NETWORK_CODES = new Set([
 ]);
 
 /**
+ * The store's client (the AWS SDK's HTTP handler) names a connection that was not made in time, or that
+ * stopped moving bytes, `TimeoutError`, without a code.
+ */
+const UNAVAILABLE_NAMES = new Set(['TimeoutError']);
+
+/**
  * PostgreSQL SQLSTATEs of a server that cannot serve now: class 08 (connection exception), 57P01-57P03
  * (shut down, crashed, starting up), 53300 (too many connections) and 40001/40P01 are not here: a
  * serialization failure is the statement's, retried by the job's own attempts.
@@ -40,8 +46,16 @@ const UNAVAILABLE_MESSAGES = [
  */
 export function isInfrastructureError(err: unknown, depth = 0): boolean {
   if (!err || typeof err !== 'object' || depth > 4) return false;
-  const e = err as { code?: unknown; message?: unknown; driverError?: unknown; cause?: unknown; errors?: unknown };
+  const e = err as {
+    code?: unknown;
+    name?: unknown;
+    message?: unknown;
+    driverError?: unknown;
+    cause?: unknown;
+    errors?: unknown;
+  };
   if (typeof e.code === 'string' && (NETWORK_CODES.has(e.code) || isUnavailableSqlState(e.code))) return true;
+  if (typeof e.name === 'string' && UNAVAILABLE_NAMES.has(e.name)) return true;
   if (typeof e.message === 'string' && UNAVAILABLE_MESSAGES.some((re) => re.test(e.message as string))) return true;
   if (isInfrastructureError(e.driverError, depth + 1) || isInfrastructureError(e.cause, depth + 1)) return true;
   return Array.isArray(e.errors) && e.errors.some((inner) => isInfrastructureError(inner, depth + 1));

@@ -108,6 +108,12 @@ export const envSchema = z.object({
   S3_ACCESS_KEY_ID: z.string().optional(),
   S3_SECRET_ACCESS_KEY: z.string().optional(),
   S3_FORCE_PATH_STYLE: bool.default(true),
+  // Every call to the store is bounded, so an upload meets a store that went away with 503 within seconds:
+  // connecting may take S3_CONNECT_TIMEOUT_MS, a connection may move no byte for S3_SOCKET_TIMEOUT_MS,
+  // and a call is made S3_MAX_ATTEMPTS times at most (an upload's PUT once: its body is a stream).
+  S3_CONNECT_TIMEOUT_MS: positiveInt.default(3_000),
+  S3_SOCKET_TIMEOUT_MS: positiveInt.default(5_000),
+  S3_MAX_ATTEMPTS: positiveInt.default(2),
 
   // Upload bodies are spooled here (never held in memory) before the partial read of meta.json (S2);
   // default: the local store's .tmp folder (so storing moves the file), with S3 the OS temp folder.

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { createWriteStream } from 'node:fs';
+import { mkdtemp, open, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -12,7 +12,9 @@ import {
   HeadObjectCommand,
   PutObjectCommand,
   S3Client,
+  type S3ClientConfig,
 } from '@aws-sdk/client-s3';
+import { Logger } from '@nestjs/common';
 import { ByteLimit } from './byte-limit.js';
 import { assertSafeKey, StorageNotFoundError, type PutOptions, type StorageDriver } from './storage-driver.js';
 
@@ -23,12 +25,32 @@ export interface S3DriverOptions {
   accessKeyId: string;
   secretAccessKey: string;
   forcePathStyle: boolean;
+  /** A connection to the store that is not made within this fails the call. */
+  connectTimeoutMs: number;
+  /** A call whose connection moves no byte for this long fails (a store that stopped answering). */
+  socketTimeoutMs: number;
+  /** Attempts of one call, the first included; a streamed PUT is never sent twice. */
+  maxAttempts: number;
 }
 
 function isNotFound(err: unknown): boolean {
   const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
   return e.name === 'NoSuchKey' || e.name === 'NotFound' || e.$metadata?.httpStatusCode === 404;
 }
+
+const log = new Logger('Storage');
+
+/**
+ * Without a logger of its own the SDK writes some warnings to the console, one plain line per failed
+ * streamed PUT while the store is away; the failure reaches the caller anyway, so they are debug lines.
+ * Its info and error lines (each call, each failed call, with the call's input) are not wanted.
+ */
+const sdkLogger: NonNullable<S3ClientConfig['logger']> = {
+  debug: () => undefined,
+  info: () => undefined,
+  warn: (...content: unknown[]) => log.debug({ msg: 'storage client', detail: content.map(String).join(' ') }),
+  error: () => undefined,
+};
 
 /**
  * S13: any S3-compatible store (custom endpoint, path-style addressing). A single PUT replaces an object
@@ -48,6 +70,13 @@ export class S3StorageDriver implements StorageDriver {
       // Checksums only where the API demands them: several S3-compatible stores reject the newer trailers.
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
+      // Without these a store that accepts connections but stopped answering (or a host that drops the
+      // packets) holds a call, and the upload waiting on it, for as long as the TCP connection lives.
+      // Every call is bounded instead, and fails as unavailable: 503 for a request, a postponed job.
+      maxAttempts: options.maxAttempts,
+      // The options of the SDK's own Node.js handler (NodeHttpHandler), which it builds from them.
+      requestHandler: { connectionTimeout: options.connectTimeoutMs, socketTimeout: options.socketTimeoutMs },
+      logger: sdkLogger,
     });
   }
 
@@ -65,17 +94,35 @@ export class S3StorageDriver implements StorageDriver {
 
   async putFile(key: string, path: string): Promise<{ size: number; moved: boolean }> {
     assertSafeKey(key);
-    const { size } = await stat(path);
-    await this.client.send(
-      new PutObjectCommand({
-        Bucket: this.options.bucket,
-        Key: key,
-        Body: createReadStream(path),
-        ContentLength: size,
-        ContentType: 'application/vnd.sdf',
-      }),
-    );
-    return { size, moved: false };
+    // Opened here, before the call: a stream that opened the file itself would do so after the caller may
+    // have removed it (a call refused at once), and an error of an unread stream would end the process.
+    const handle = await open(path, 'r');
+    const body = handle.createReadStream({ autoClose: false });
+    // A file that cannot be read ends the call instead of leaving the store waiting for the rest.
+    const abort = new AbortController();
+    body.once('error', (err) => abort.abort(err));
+    try {
+      const { size } = await handle.stat();
+      await this.client
+        .send(
+          new PutObjectCommand({
+            Bucket: this.options.bucket,
+            Key: key,
+            Body: body,
+            ContentLength: size,
+            ContentType: 'application/vnd.sdf',
+          }),
+          { abortSignal: abort.signal },
+        )
+        .catch((err: unknown) => {
+          throw abort.signal.aborted ? abort.signal.reason : err;
+        });
+      return { size, moved: false };
+    } finally {
+      // A refused or cut call leaves the file unread; while the store is away there are many of them.
+      body.destroy();
+      await handle.close();
+    }
   }
 
   async get(key: string): Promise<Readable> {

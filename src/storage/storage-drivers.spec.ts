@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { createServer, type Server, type Socket } from 'node:net';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -6,10 +7,12 @@ import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import S3rver from 's3rver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalStorageDriver } from './local.driver.js';
+import { isInfrastructureError } from '../common/infrastructure-errors.js';
 import { S3StorageDriver } from './s3.driver.js';
 import { spoolTarget, StorageLimitError, StorageNotFoundError, type StorageDriver } from './storage-driver.js';
 
 const BUCKET = 'sdf-contract';
+const BOUNDS = { connectTimeoutMs: 1_000, socketTimeoutMs: 1_000, maxAttempts: 2 };
 
 async function text(stream: Readable): Promise<string> {
   const chunks: Buffer[] = [];
@@ -73,6 +76,7 @@ async function s3Harness(): Promise<Harness> {
     bucket: BUCKET,
     forcePathStyle: true,
     ...credentials,
+    ...BOUNDS,
   });
   return {
     driver,
@@ -160,18 +164,57 @@ describe.each([
   });
 });
 
-describe('S3 driver readiness', () => {
-  it('fails the probe when the store is unreachable', async () => {
-    const driver = new S3StorageDriver({
-      endpoint: 'http://127.0.0.1:9',
+describe('S3 driver: a store that is away', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sdf-s3-away-'));
+  const file = join(dir, 'upload.sdf');
+  writeFileSync(file, Buffer.alloc(100_000, 7));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const driverAt = (endpoint: string) =>
+    new S3StorageDriver({
+      endpoint,
       region: 'us-east-1',
       bucket: BUCKET,
       accessKeyId: 'x',
       secretAccessKey: 'y',
       forcePathStyle: true,
+      ...BOUNDS,
     });
+  const openFiles = () => readdirSync('/proc/self/fd').length;
+
+  it('fails the probe and a PUT as unavailable when nothing listens, and keeps no descriptor', async () => {
+    const driver = driverAt('http://127.0.0.1:9');
     await expect(driver.probe()).rejects.toBeDefined();
+    const before = openFiles();
+    for (let i = 0; i < 20; i++) {
+      const err = await driver.putFile('tenants/t/documents/refused.sdf', file).catch((e: unknown) => e);
+      expect(isInfrastructureError(err)).toBe(true);
+    }
+    expect(openFiles()).toBeLessThanOrEqual(before);
     await driver.close();
+  });
+
+  it('fails a PUT as unavailable, within its socket timeout, when the store accepts but never answers', async () => {
+    // A store that hangs: connections are accepted, requests read, nothing is ever answered.
+    const sockets = new Set<Socket>();
+    const silent: Server = createServer((socket) => {
+      sockets.add(socket);
+      socket.resume();
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as { port: number };
+    const driver = driverAt(`http://127.0.0.1:${port}`);
+    try {
+      const started = Date.now();
+      const err = await driver.putFile('tenants/t/documents/hung.sdf', file).catch((e: unknown) => e);
+      expect(isInfrastructureError(err)).toBe(true);
+      // One attempt (a streamed body is never sent twice) of one socket timeout, not the life of the socket.
+      expect(Date.now() - started).toBeLessThan(10 * BOUNDS.socketTimeoutMs);
+      await expect(driver.probe()).rejects.toSatisfy(isInfrastructureError);
+    } finally {
+      await driver.close();
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+    }
   });
 });
 

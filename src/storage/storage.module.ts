@@ -18,6 +18,9 @@ export function createStorageDriver(config: AppConfig): StorageDriver {
     accessKeyId: env.S3_ACCESS_KEY_ID!,
     secretAccessKey: env.S3_SECRET_ACCESS_KEY!,
     forcePathStyle: env.S3_FORCE_PATH_STYLE,
+    connectTimeoutMs: env.S3_CONNECT_TIMEOUT_MS,
+    socketTimeoutMs: env.S3_SOCKET_TIMEOUT_MS,
+    maxAttempts: env.S3_MAX_ATTEMPTS,
   });
 }
 
