@@ -24,6 +24,7 @@ import { ConnectorPrivateTargets1795593221144 } from './1795593221144-connector-
 import { PasswordResetTokens1795600000000 } from './1795600000000-password-reset-tokens.js';
 import { UserNames1795700000000 } from './1795700000000-user-names.js';
 import { RowLevelSecurity1795800000000 } from './1795800000000-row-level-security.js';
+import { StorageChanges1795900000000 } from './1795900000000-storage-changes.js';
 
 /** Every migration, in order. Listed explicitly: glob loading does not work for TypeScript sources under vitest. */
 export const migrations = [
@@ -53,4 +54,5 @@ export const migrations = [
   PasswordResetTokens1795600000000,
   UserNames1795700000000,
   RowLevelSecurity1795800000000,
+  StorageChanges1795900000000,
 ];

@@ -27,6 +27,13 @@ export interface UsageRow {
   closed_at: Date | null;
 }
 
+/** A committed change of a tenant's bytes stored that the usage meter has not counted yet. */
+export interface StorageChange {
+  id: string;
+  tenantId: string;
+  deltaBytes: number;
+}
+
 interface RawBilling {
   tenant_id: string;
   plan_id: PlanId;
@@ -172,13 +179,50 @@ export class BillingRepository {
     await m.query(`UPDATE tenant_billing SET ${sets.join(', ')}, updated_at = now() WHERE tenant_id = $1`, values);
   }
 
-  /** Bytes stored now: the sum of the tenant's document sizes (the exact figure Redis is seeded from). */
-  async storedBytes(tenantId: string): Promise<number> {
+  /**
+   * Bytes stored now (the sum of the tenant's document sizes, the exact figure Redis is seeded from) and
+   * the storage changes not yet counted, which that sum already holds: read in one statement, so both
+   * come from the same snapshot.
+   */
+  async storedBytes(tenantId: string): Promise<{ bytes: number; uncounted: string[] }> {
     const rows = (await this.ds.query(
-      `SELECT COALESCE(SUM(file_size_bytes), 0)::bigint AS bytes FROM documents WHERE tenant_id = $1`,
+      `SELECT (SELECT COALESCE(SUM(file_size_bytes), 0)::bigint FROM documents WHERE tenant_id = $1) AS bytes,
+              ARRAY(SELECT id::text FROM storage_changes WHERE tenant_id = $1) AS uncounted`,
       [tenantId],
-    )) as { bytes: string }[];
-    return Number(rows[0]?.bytes ?? 0);
+    )) as { bytes: string; uncounted: string[] }[];
+    return { bytes: Number(rows[0]?.bytes ?? 0), uncounted: rows[0]?.uncounted ?? [] };
+  }
+
+  /**
+   * Takes storage changes to count (M3): one document's, or the oldest `limit` of every tenant. They are
+   * locked, handed to `count` one by one and deleted in one transaction, so a change is deleted only once
+   * counted and a failed count leaves it for the next try. Rows another process holds are skipped: it is
+   * counting them.
+   */
+  async takeStorageChanges(
+    scope: { tenantId: string; documentId: string } | { limit: number },
+    count: (change: StorageChange) => Promise<void>,
+  ): Promise<StorageChange[]> {
+    return this.ds.transaction(async (m) => {
+      const rows = (
+        'limit' in scope
+          ? await m.query(
+              `SELECT id, tenant_id, delta_bytes FROM storage_changes ORDER BY created_at LIMIT $1 FOR UPDATE SKIP LOCKED`,
+              [scope.limit],
+            )
+          : await m.query(
+              `SELECT id, tenant_id, delta_bytes FROM storage_changes WHERE tenant_id = $1 AND document_id = $2
+                 FOR UPDATE SKIP LOCKED`,
+              [scope.tenantId, scope.documentId],
+            )
+      ) as { id: string; tenant_id: string; delta_bytes: string }[];
+      const changes = rows.map((r) => ({ id: r.id, tenantId: r.tenant_id, deltaBytes: Number(r.delta_bytes) }));
+      for (const change of changes) await count(change);
+      if (changes.length > 0) {
+        await m.query(`DELETE FROM storage_changes WHERE id = ANY($1::uuid[])`, [changes.map((c) => c.id)]);
+      }
+      return changes;
+    });
   }
 
   async usage(tenantId: string, periodStart: Date): Promise<UsageRow | null> {

@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { AuditService } from '../audit/audit.service.js';
 import { Clock } from '../common/clock.js';
 import { AppError } from '../common/errors.js';
@@ -7,14 +7,15 @@ import { RedisService } from '../redis/redis.module.js';
 import { UsageMetering, type MeteredDecision, type Reservation } from '../rate-limit/usage-metering.js';
 import type { AuthTenant } from '../tenants/entities/tenant.entity.js';
 import { TenantsRepository } from '../tenants/tenants.repository.js';
-import { BillingRepository } from './billing.repository.js';
+import { BillingRepository, type StorageChange } from './billing.repository.js';
 import { calendarMonth, effectiveLimits, periodAt, type Limits, type Period } from './plans.js';
 
 /*
  * Redis layout, per tenant (all under REDIS_PREFIX):
  *   bill:<tenant>  hash  rpm, docs, calls, bytes (limits; -1 = none), ps, pe (subscription period, ms; 0 = none)
  *   use:<tenant>   hash  d:<ps>, c:<ps> (documents, API calls of the period starting at ps), e:<ps> (its end),
- *                        b (bytes stored now), seq (change counter, orders the flushes)
+ *                        b (bytes stored now), seq (change counter, orders the flushes),
+ *                        g:<id> (storage change <id> is in b; removed once its row is gone from PostgreSQL)
  *   use:dirty      set   tenants whose counters changed since the last flush
  * `bill:` is the "seeded" mark: a script that finds it missing answers -1 and the caller seeds both
  * hashes from PostgreSQL (after a Redis restart nothing but the unflushed tail is lost).
@@ -101,6 +102,27 @@ redis.call('SADD', KEYS[3], ARGV[4])
 return 1
 `;
 
+// M3: a committed storage change (a storage_changes row) enters b once: its mark is set in the same step,
+// and a second call finds it and adds nothing. -1: not seeded (the caller seeds, which marks the changes
+// already in the seeded figure, and calls again).
+const COUNT_CHANGE = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+if redis.call('HSETNX', KEYS[2], 'g:' .. ARGV[1], '1') == 0 then return 0 end
+redis.call('HINCRBY', KEYS[2], 'b', tonumber(ARGV[2]))
+redis.call('HINCRBY', KEYS[2], 'seq', 1)
+redis.call('SADD', KEYS[3], ARGV[3])
+return 1
+`;
+
+// Seeds bytes stored from PostgreSQL unless Redis has the figure, and with it the marks of the storage
+// changes that figure already holds (uncounted rows whose sizes are in the documents' sum): b and its
+// marks are written together or not at all, so a change is either in b and marked, or neither.
+const SEED_STORAGE = `
+if redis.call('HSETNX', KEYS[1], 'b', ARGV[1]) == 0 then return 0 end
+for i = 2, #ARGV do redis.call('HSET', KEYS[1], 'g:' .. ARGV[i], '1') end
+return 1
+`;
+
 // A flushed, closed period leaves Redis only if nothing counted into it since the flush read it.
 const DROP_CLOSED = `
 local d = redis.call('HGET', KEYS[1], 'd:' .. ARGV[1]) or ''
@@ -111,6 +133,13 @@ if d == ARGV[2] and c == ARGV[3] then
 end
 return 0
 `;
+
+/** A count met a tenant whose counters Redis does not hold: seeded, then counted again. */
+class NotSeeded extends Error {
+  constructor(readonly tenantId: string) {
+    super('usage counters not seeded');
+  }
+}
 
 export interface UsageSnapshot {
   period: Period;
@@ -130,6 +159,8 @@ interface Scripts {
   sdfMeterReserve: Script;
   sdfMeterAdjust: Script;
   sdfMeterDropClosed: Script;
+  sdfMeterCountChange: Script;
+  sdfMeterSeedStorage: Script;
 }
 
 /**
@@ -139,6 +170,7 @@ interface Scripts {
  */
 @Injectable()
 export class UsageMeter extends UsageMetering {
+  private readonly logger = new Logger('UsageMeter');
   private readonly windowMs: number;
   private readonly scripts: Scripts;
   readonly dirtyKey: string;
@@ -160,6 +192,8 @@ export class UsageMeter extends UsageMetering {
     client.defineCommand('sdfMeterReserve', { numberOfKeys: 3, lua: RESERVE });
     client.defineCommand('sdfMeterAdjust', { numberOfKeys: 3, lua: ADJUST });
     client.defineCommand('sdfMeterDropClosed', { numberOfKeys: 1, lua: DROP_CLOSED });
+    client.defineCommand('sdfMeterCountChange', { numberOfKeys: 3, lua: COUNT_CHANGE });
+    client.defineCommand('sdfMeterSeedStorage', { numberOfKeys: 1, lua: SEED_STORAGE });
     this.scripts = client as unknown as Scripts;
   }
 
@@ -262,9 +296,66 @@ export class UsageMeter extends UsageMetering {
     await this.adjust(tenantId, reservation.periodStart, -1, -reservation.bytes);
   }
 
-  /** Bytes stored now go up (signing grows a file) or down (delete). */
+  /** Bytes stored now go down (delete). */
   async adjustStorage(tenantId: string, deltaBytes: number): Promise<void> {
     if (deltaBytes !== 0) await this.adjust(tenantId, '', 0, deltaBytes);
+  }
+
+  readonly recordsStorageChanges = true;
+
+  /** Counts the document's storage changes not counted yet (a signing's growth), each once. */
+  async countStorageChanges(tenantId: string, documentId: string): Promise<void> {
+    await this.countChanges({ tenantId, documentId });
+  }
+
+  /**
+   * Counts the oldest storage changes left uncounted, of any tenant (a sign job out of attempts while
+   * Redis was away leaves its row behind); returns how many. Run by the flusher.
+   */
+  countLeftStorageChanges(limit: number): Promise<number> {
+    return this.countChanges({ limit });
+  }
+
+  /**
+   * Each change enters Redis with its mark (COUNT_CHANGE) while its row is locked, and the row is deleted
+   * in that transaction. A death or a failure before the commit leaves the row: the next call finds the
+   * mark (nothing added twice) or not (added now). After the commit no call sees the row again, so the
+   * marks go.
+   */
+  private async countChanges(scope: { tenantId: string; documentId: string } | { limit: number }): Promise<number> {
+    let counted: StorageChange[];
+    for (;;) {
+      try {
+        counted = await this.billing.takeStorageChanges(scope, async (change) => {
+          const r = (await this.scripts.sdfMeterCountChange(
+            this.stateKey(change.tenantId),
+            this.usageKey(change.tenantId),
+            this.dirtyKey,
+            change.id,
+            String(change.deltaBytes),
+            change.tenantId,
+          )) as number;
+          if (r === -1) throw new NotSeeded(change.tenantId);
+        });
+        break;
+      } catch (err) {
+        // Seeded outside the transaction, which would otherwise hold a connection while the seed waits
+        // for others.
+        if (!(err instanceof NotSeeded)) throw err;
+        await this.seed(err.tenantId);
+      }
+    }
+    const byTenant = new Map<string, string[]>();
+    for (const c of counted) byTenant.set(c.tenantId, [...(byTenant.get(c.tenantId) ?? []), `g:${c.id}`]);
+    for (const [tenantId, marks] of byTenant) {
+      // A mark left behind takes room and nothing else: its row is gone, so nothing looks for it again.
+      await this.redis.client
+        .hdel(this.usageKey(tenantId), ...marks)
+        .catch((err: unknown) =>
+          this.logger.warn({ msg: 'storage change marks left in Redis', tenant_id: tenantId, reason: String(err) }),
+        );
+    }
+    return counted.length;
   }
 
   private async adjust(tenantId: string, periodStart: string, docs: number, bytes: number): Promise<void> {
@@ -327,18 +418,19 @@ export class UsageMeter extends UsageMetering {
         : null;
     const period = periodAt(this.clock.now(), sub);
     const ps = String(period.start.getTime());
-    const [flushed, bytes, seq] = await Promise.all([
+    const [flushed, stored, seq] = await Promise.all([
       this.billing.usage(tenantId, period.start),
       this.billing.storedBytes(tenantId),
       this.billing.maxSeq(tenantId),
     ]);
     const usage = this.usageKey(tenantId);
+    // Before the seeded mark (bill:) is set: no script counts into b until both are there.
+    await this.scripts.sdfMeterSeedStorage(usage, String(stored.bytes), ...stored.uncounted);
     await this.redis.client
       .multi()
       .hsetnx(usage, `d:${ps}`, String(flushed?.documents_uploaded ?? 0))
       .hsetnx(usage, `c:${ps}`, String(flushed?.api_calls ?? 0))
       .hsetnx(usage, `e:${ps}`, String(period.end.getTime()))
-      .hsetnx(usage, 'b', String(bytes))
       .hsetnx(usage, 'seq', String(seq))
       .hset(this.stateKey(tenantId), {
         rpm: String(limits.rpm),

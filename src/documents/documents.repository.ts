@@ -238,8 +238,9 @@ export class DocumentsRepository {
   }
 
   /**
-   * S3/S9: the signing job's write and its document.signed event in one statement, conditional on the
-   * document still being `valid` and unsigned, so a repeated or late run changes nothing. Returns
+   * S3/S9: the signing job's write, its document.signed event and (when `meterStorage`, M3) the growth of
+   * bytes stored as a `storage_changes` row in one statement, conditional on the document still being
+   * `valid` and unsigned, so a repeated or late run changes nothing. Returns
    * whether it settled (false: nothing to settle). In the caller's transaction (a
    * `preparedTransaction`), the row stays locked until it commits: the caller stores the signed file
    * meanwhile.
@@ -247,7 +248,7 @@ export class DocumentsRepository {
   async settleSigning(
     query: PreparedRunner,
     doc: SigningRecord,
-    outcome: { signatureAlgorithm: SignatureAlgorithmName; fileSizeBytes: number },
+    outcome: { signatureAlgorithm: SignatureAlgorithmName; fileSizeBytes: number; meterStorage: boolean },
     event: (doc: SigningRecord) => OutboxRow,
   ): Promise<boolean> {
     const settled: SigningRecord = {
@@ -264,9 +265,21 @@ export class DocumentsRepository {
                 signing_error = NULL, updated_at = now()
           WHERE tenant_id = $1 AND id = $2 AND status = 'valid' AND NOT is_signed
           RETURNING id, tenant_id
-       ), e AS (${OUTBOX_FROM('d', 5)})
+       ), e AS (${OUTBOX_FROM('d', 5)}
+       ), g AS (
+         INSERT INTO storage_changes (tenant_id, document_id, delta_bytes)
+         SELECT tenant_id, id, $9 FROM d WHERE $9::bigint <> 0
+       )
        SELECT id FROM d`,
-      [doc.tenant_id, doc.id, outcome.signatureAlgorithm, outcome.fileSizeBytes, ...outboxParams(event(settled))],
+      [
+        doc.tenant_id,
+        doc.id,
+        outcome.signatureAlgorithm,
+        outcome.fileSizeBytes,
+        ...outboxParams(event(settled)),
+        // M3: the growth is recorded with the signing, for the usage meter to count once (storage_changes).
+        outcome.meterStorage ? outcome.fileSizeBytes - doc.file_size_bytes : 0,
+      ],
     );
     return rows.length > 0;
   }

@@ -34,6 +34,12 @@ export class UnmeteredUsage extends UsageMetering {
     return Promise.resolve();
   }
 
+  readonly recordsStorageChanges = false;
+
+  countStorageChanges(): Promise<void> {
+    return Promise.resolve();
+  }
+
   auditRefusal(): Promise<void> {
     return Promise.resolve();
   }

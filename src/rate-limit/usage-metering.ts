@@ -15,7 +15,7 @@ export type Reservation =
 
 /**
  * What the core asks of usage metering: the rate limit of a request and whether it fits the plan's
- * quotas, an upload's document and bytes, and the bytes a signature or a delete adds or frees. The core
+ * quotas, an upload's document and bytes, and the bytes a signature adds or a delete frees. The core
  * owns this port; self-hosted, `UnmeteredUsage` answers (the tenant's own rate limit, no quota), and the
  * managed deployment's billing provides the metered one (M3).
  */
@@ -29,8 +29,21 @@ export abstract class UsageMetering {
   /** Undoes a reservation whose upload did not become a document. */
   abstract release(tenantId: string, reservation: Extract<Reservation, { ok: true }>): Promise<void>;
 
-  /** Bytes stored now go up (signing grows a file) or down (delete). */
+  /** Bytes stored now go down (delete). */
   abstract adjustStorage(tenantId: string, deltaBytes: number): Promise<void>;
+
+  /**
+   * Whether a signing records its growth of bytes stored (a `storage_changes` row in the transaction that
+   * settles it) for `countStorageChanges` to count: true where storage is metered.
+   */
+  abstract readonly recordsStorageChanges: boolean;
+
+  /**
+   * Counts the document's recorded, committed changes of bytes stored that are not counted yet, each
+   * exactly once however often it is called (after a death or a failure between the commit and the
+   * count, the job's next run calls it again).
+   */
+  abstract countStorageChanges(tenantId: string, documentId: string): Promise<void>;
 
   /** A quota refusal is audited, once per quota and period (the decision says which refusal is the first). */
   abstract auditRefusal(

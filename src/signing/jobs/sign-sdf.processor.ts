@@ -46,7 +46,9 @@ function signable(doc: Pick<SdfDocument, 'status' | 'is_signed'>): boolean {
  * SDF-SPEC Background processing, signing job: fetch the stored file, decrypt the tenant's active key,
  * add signature.sig (F9, no other entry changes), overwrite the object under the same storage key
  * (atomic, S13), then set signed with a conditional UPDATE and record document.signed in that
- * transaction. Idempotent (S3): a document already final, or gone, is left alone.
+ * transaction. Idempotent (S3): a document already final, or gone, is left alone. On the managed
+ * deployment the file's growth is recorded in that transaction too and counted in usage after it, once
+ * (M3): a rerun counts what an earlier run committed but did not count.
  */
 @Processor(QueueName.SignSdf)
 export class SignSdfProcessor extends WorkerHost {
@@ -132,7 +134,12 @@ export class SignSdfProcessor extends WorkerHost {
     const found = await this.documents.findWithActiveKey(tenantId, documentId);
     if (!found) return { skipped: 'gone' };
     const { doc } = found;
-    if (!signable(doc)) return { skipped: 'already-final' };
+    if (!signable(doc)) {
+      // M3: a run after a death or a failed count between an earlier run's commit and its count counts
+      // the growth now; if it was counted, nothing is left to count.
+      await this.metering.countStorageChanges(tenantId, documentId);
+      return { skipped: 'already-final' };
+    }
     const key = this.keys.unseal(found.key);
 
     // The CPU work happens before the row is locked (and on a signing thread, not the event loop), so
@@ -150,7 +157,11 @@ export class SignSdfProcessor extends WorkerHost {
         const updated = await this.documents.settleSigning(
           query,
           doc,
-          { signatureAlgorithm: key.algorithm, fileSizeBytes: signed.size },
+          {
+            signatureAlgorithm: key.algorithm,
+            fileSizeBytes: signed.size,
+            meterStorage: this.metering.recordsStorageChanges,
+          },
           (settledDoc) =>
             this.events.build(tenantId, 'document.signed', {
               ...eventData(settledDoc),
@@ -168,9 +179,11 @@ export class SignSdfProcessor extends WorkerHost {
     } finally {
       await signed.discard();
     }
+    // M3: the signed file replaced the stored one; bytes stored now follow the committed size. The growth
+    // was recorded with the commit: counted here, or by the next run (or the usage flusher) should this
+    // process die or Redis fail first.
+    await this.metering.countStorageChanges(tenantId, documentId);
     if (!settled) return { skipped: 'already-final' };
-    // M3: the signed file replaced the stored one; bytes stored now follow the committed size.
-    await this.metering.adjustStorage(tenantId, signed.size - doc.file_size_bytes);
     this.logger.log({
       msg: 'signed',
       tenant_id: tenantId,
