@@ -47,8 +47,9 @@ export class UsageFlusher implements OnModuleInit, BeforeApplicationShutdown {
   }
 
   private async flushAll(): Promise<number> {
-    // Storage changes a sign job did not count (out of attempts while Redis was away) are counted first,
-    // so this flush carries them.
+    // Storage changes nobody else will count (a sign job out of attempts while Redis was away, a delete
+    // whose API process died or met a Redis failure right after its commit) are counted first, so this
+    // flush carries them.
     while ((await this.meter.countLeftStorageChanges(BATCH)) === BATCH);
     let total = 0;
     for (;;) {

@@ -89,8 +89,8 @@ redis.call('SADD', KEYS[3], ARGV[4])
 return {1, ps, 0}
 `;
 
-// Gives a reservation back, or moves the stored bytes (signing, delete). Skipped when the tenant is not
-// seeded: the seed reads PostgreSQL, which already holds the outcome.
+// Gives a reservation back. Skipped when the tenant is not seeded: the seed reads PostgreSQL, which
+// already holds the outcome.
 const ADJUST = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 if ARGV[1] ~= '' and redis.call('HEXISTS', KEYS[2], 'd:' .. ARGV[1]) == 1 then
@@ -296,21 +296,17 @@ export class UsageMeter extends UsageMetering {
     await this.adjust(tenantId, reservation.periodStart, -1, -reservation.bytes);
   }
 
-  /** Bytes stored now go down (delete). */
-  async adjustStorage(tenantId: string, deltaBytes: number): Promise<void> {
-    if (deltaBytes !== 0) await this.adjust(tenantId, '', 0, deltaBytes);
-  }
-
   readonly recordsStorageChanges = true;
 
-  /** Counts the document's storage changes not counted yet (a signing's growth), each once. */
+  /** Counts the document's storage changes not counted yet (a signing's growth, a delete's freed bytes), each once. */
   async countStorageChanges(tenantId: string, documentId: string): Promise<void> {
     await this.countChanges({ tenantId, documentId });
   }
 
   /**
    * Counts the oldest storage changes left uncounted, of any tenant (a sign job out of attempts while
-   * Redis was away leaves its row behind); returns how many. Run by the flusher.
+   * Redis was away, or an API process that died or met a Redis failure right after a delete's commit,
+   * leaves its row behind); returns how many. Run by the flusher.
    */
   countLeftStorageChanges(limit: number): Promise<number> {
     return this.countChanges({ limit });

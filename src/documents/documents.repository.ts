@@ -284,8 +284,17 @@ export class DocumentsRepository {
     return rows.length > 0;
   }
 
-  /** Deletes and returns the row (locked first, so a concurrent delete answers 404, not a second event). */
-  async deleteForTenant(m: EntityManager, tenantId: string, id: string): Promise<SdfDocument | null> {
+  /**
+   * Deletes and returns the row (locked first, so a concurrent delete answers 404, not a second event).
+   * With `meterStorage` (M3), the bytes it frees are recorded in the same transaction as a negative
+   * `storage_changes` row, for the usage meter to count once after the commit.
+   */
+  async deleteForTenant(
+    m: EntityManager,
+    tenantId: string,
+    id: string,
+    options: { meterStorage: boolean },
+  ): Promise<SdfDocument | null> {
     const doc = await m
       .createQueryBuilder(SdfDocument, 'd')
       .setLock('pessimistic_write')
@@ -293,6 +302,13 @@ export class DocumentsRepository {
       .getOne();
     if (!doc) return null;
     await m.delete(SdfDocument, { tenant_id: tenantId, id });
+    if (options.meterStorage && doc.file_size_bytes !== 0) {
+      await m.query(`INSERT INTO storage_changes (tenant_id, document_id, delta_bytes) VALUES ($1, $2, $3)`, [
+        tenantId,
+        id,
+        -doc.file_size_bytes,
+      ]);
+    }
     return doc;
   }
 

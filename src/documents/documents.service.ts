@@ -272,11 +272,16 @@ export class DocumentsService {
     return { rows, hasMore, nextCursor };
   }
 
-  /** Record, audit entry and document.deleted commit together; the stored object goes after commit. */
+  /**
+   * Record, audit entry and document.deleted commit together (with, on the managed deployment, the bytes
+   * freed as a storage change, M3); the stored object goes after commit.
+   */
   async delete(actor: Actor, id: string): Promise<void> {
     const tenantId = actor.auth.tenantId;
     const doc = await this.ds.transaction(async (m) => {
-      const removed = await this.documents.deleteForTenant(m, tenantId, id);
+      const removed = await this.documents.deleteForTenant(m, tenantId, id, {
+        meterStorage: this.metering.recordsStorageChanges,
+      });
       if (!removed) throw AppError.notFound('Document');
       await this.record(m, actor, 'delete', removed, {
         document_type: removed.document_type,
@@ -286,9 +291,14 @@ export class DocumentsService {
       await this.events.record(m, tenantId, 'document.deleted', eventData(removed, 'deleted'));
       return removed;
     });
+    // M3: bytes stored go down by the change the commit recorded, once: counted here, or by the usage
+    // flush should this process die or Redis fail first. The delete is committed either way, so a failed
+    // count neither fails the answer nor keeps the stored file.
+    await this.metering.countStorageChanges(tenantId, doc.id).catch((err: unknown) => {
+      const level = isInfrastructureError(err) ? 'debug' : 'warn';
+      this.logger[level]({ msg: 'storage change left for the usage flush', tenant_id: tenantId, id, err: String(err) });
+    });
     await this.storage.delete(documentDataKey(tenantId, doc.id)).catch(() => undefined);
-    // M3: bytes stored now go down with the committed delete.
-    await this.metering.adjustStorage(tenantId, -doc.file_size_bytes);
     await this.storage.delete(doc.storage_key).catch((err: unknown) => {
       this.logger.error({
         msg: 'stored object not deleted',

@@ -30,10 +30,6 @@ export class UnmeteredUsage extends UsageMetering {
     return Promise.resolve();
   }
 
-  adjustStorage(): Promise<void> {
-    return Promise.resolve();
-  }
-
   readonly recordsStorageChanges = false;
 
   countStorageChanges(): Promise<void> {

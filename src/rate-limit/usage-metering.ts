@@ -29,19 +29,17 @@ export abstract class UsageMetering {
   /** Undoes a reservation whose upload did not become a document. */
   abstract release(tenantId: string, reservation: Extract<Reservation, { ok: true }>): Promise<void>;
 
-  /** Bytes stored now go down (delete). */
-  abstract adjustStorage(tenantId: string, deltaBytes: number): Promise<void>;
-
   /**
-   * Whether a signing records its growth of bytes stored (a `storage_changes` row in the transaction that
-   * settles it) for `countStorageChanges` to count: true where storage is metered.
+   * Whether a signing and a delete record their change of bytes stored (a `storage_changes` row in the
+   * transaction that signs or deletes the document) for `countStorageChanges` to count: true where storage
+   * is metered.
    */
   abstract readonly recordsStorageChanges: boolean;
 
   /**
    * Counts the document's recorded, committed changes of bytes stored that are not counted yet, each
    * exactly once however often it is called (after a death or a failure between the commit and the
-   * count, the job's next run calls it again).
+   * count, the sign job's next run or the usage flush counts what is left).
    */
   abstract countStorageChanges(tenantId: string, documentId: string): Promise<void>;
 
