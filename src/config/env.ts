@@ -114,6 +114,10 @@ export const envSchema = z.object({
   S3_CONNECT_TIMEOUT_MS: positiveInt.default(3_000),
   S3_SOCKET_TIMEOUT_MS: positiveInt.default(5_000),
   S3_MAX_ATTEMPTS: positiveInt.default(2),
+  // A document's stored file or data.json copy written this long ago whose document has no record (a
+  // process died between the store and the database) is removed by the workers' hourly orphan sweep.
+  // Far above the time between storing an upload and recording it, so an upload in flight is never touched.
+  STORAGE_ORPHAN_GRACE_MS: positiveInt.min(600_000, 'must be at least 600000 (10 minutes)').default(3_600_000),
 
   // Upload bodies are spooled here (never held in memory) before the partial read of meta.json (S2);
   // default: the local store's .tmp folder (so storing moves the file), with S3 the OS temp folder.

@@ -7,6 +7,7 @@ import { DocumentsController } from './documents.controller.js';
 import { DocumentsRepository } from './documents.repository.js';
 import { DocumentsService } from './documents.service.js';
 import { SdfDocument } from './entities/document.entity.js';
+import { OrphanSweeper } from './jobs/orphan-sweeper.js';
 import { PendingSweeper } from './jobs/pending-sweeper.js';
 import { configureValidateWorker, ValidateSdfProcessor } from './jobs/validate-sdf.processor.js';
 import { ProduceController, ProduceV1Controller } from './produce.controller.js';
@@ -42,7 +43,7 @@ export class DocumentsModule {
         UploadSlots,
         ValidationExtensions,
         ValidationPoolService,
-        ...workerProviders(config, [ValidateSdfProcessor, PendingSweeper]),
+        ...workerProviders(config, [ValidateSdfProcessor, PendingSweeper, OrphanSweeper]),
       ],
       exports: [DocumentsRepository, DocumentsService, ValidationExtensions, ValidationPoolService],
     };

@@ -48,6 +48,13 @@ export class MetricsService implements OnApplicationBootstrap {
     registers: [this.registry],
   });
 
+  readonly storageOrphansRemoved = new Counter({
+    name: 'sdf_storage_orphans_removed_total',
+    help: 'Stored objects removed by the orphan sweep (no document record), by kind (sdf, data)',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
+
   constructor(
     @Inject(DiscoveryService) private readonly discovery: DiscoveryService,
     @Inject(ModuleRef) private readonly moduleRef: ModuleRef,

@@ -1,5 +1,17 @@
 import { createReadStream, statSync } from 'node:fs';
-import { mkdir, open, readdir, readFile, rename, rm, rmdir, stat, unlink, type FileHandle } from 'node:fs/promises';
+import {
+  mkdir,
+  open,
+  opendir,
+  readdir,
+  readFile,
+  rename,
+  rm,
+  rmdir,
+  stat,
+  unlink,
+  type FileHandle,
+} from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -13,6 +25,7 @@ import {
   type PutFileOptions,
   type PutOptions,
   type StorageDriver,
+  type StoredObject,
   temporaryName,
 } from './storage-driver.js';
 
@@ -194,6 +207,37 @@ export class LocalStorageDriver implements StorageDriver {
         throw err;
       },
     );
+  }
+
+  async *list(prefix: string): AsyncIterable<StoredObject> {
+    // Start in the deepest folder the prefix names whole; the rest of it filters the keys found below.
+    const cut = prefix.lastIndexOf('/');
+    const base = cut < 0 ? '' : prefix.slice(0, cut);
+    if (base !== '') assertSafeKey(base);
+    yield* this.walk(base, prefix);
+  }
+
+  private async *walk(folder: string, prefix: string): AsyncGenerator<StoredObject> {
+    const dir = await opendir(join(this.root, folder)).catch((err: unknown) => {
+      if (isNotFound(err) || (err as NodeJS.ErrnoException).code === 'ENOTDIR') return null;
+      throw err;
+    });
+    if (!dir) return;
+    // One entry at a time (opendir), so a folder of a million documents is never held in memory whole.
+    for await (const entry of dir) {
+      const key = folder === '' ? entry.name : `${folder}/${entry.name}`;
+      if (key === TMP) continue;
+      if (entry.isDirectory()) {
+        if (prefix.startsWith(`${key}/`) || key.startsWith(prefix)) yield* this.walk(key, prefix);
+        continue;
+      }
+      if (!entry.isFile() || !key.startsWith(prefix)) continue;
+      const info = await stat(join(this.root, key)).catch((err: unknown) => {
+        if (isNotFound(err)) return null; // removed since the folder was read
+        throw err;
+      });
+      if (info) yield { key, modifiedAt: info.mtime };
+    }
   }
 
   /** Writable data folder: create it, then write and remove a probe file. */

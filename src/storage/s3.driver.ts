@@ -10,13 +10,20 @@ import {
   GetObjectCommand,
   HeadBucketCommand,
   HeadObjectCommand,
+  ListObjectsCommand,
   PutObjectCommand,
   S3Client,
   type S3ClientConfig,
 } from '@aws-sdk/client-s3';
 import { Logger } from '@nestjs/common';
 import { ByteLimit } from './byte-limit.js';
-import { assertSafeKey, StorageNotFoundError, type PutOptions, type StorageDriver } from './storage-driver.js';
+import {
+  assertSafeKey,
+  StorageNotFoundError,
+  type PutOptions,
+  type StorageDriver,
+  type StoredObject,
+} from './storage-driver.js';
 
 export interface S3DriverOptions {
   endpoint?: string;
@@ -31,6 +38,8 @@ export interface S3DriverOptions {
   socketTimeoutMs: number;
   /** Attempts of one call, the first included; a streamed PUT is never sent twice. */
   maxAttempts: number;
+  /** Keys per page of a listing (the store's own maximum, 1,000, when unset). */
+  listPageSize?: number;
 }
 
 function isNotFound(err: unknown): boolean {
@@ -156,6 +165,29 @@ export class S3StorageDriver implements StorageDriver {
     } catch (err) {
       if (isNotFound(err)) return false;
       throw err;
+    }
+  }
+
+  async *list(prefix: string): AsyncIterable<StoredObject> {
+    // Paged by marker (the last key seen) rather than by ListObjectsV2's opaque continuation token: every
+    // S3-compatible store answers a marker the same way, and keys come in order, so none is skipped.
+    let marker: string | undefined;
+    for (;;) {
+      const page = await this.client.send(
+        new ListObjectsCommand({
+          Bucket: this.options.bucket,
+          Prefix: prefix,
+          Marker: marker,
+          MaxKeys: this.options.listPageSize,
+        }),
+      );
+      const contents = page.Contents ?? [];
+      for (const object of contents) {
+        if (object.Key && object.LastModified) yield { key: object.Key, modifiedAt: object.LastModified };
+      }
+      const last = contents[contents.length - 1]?.Key;
+      if (!page.IsTruncated || !last) return;
+      marker = page.NextMarker ?? last;
     }
   }
 

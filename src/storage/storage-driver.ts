@@ -11,6 +11,13 @@ export interface PutOptions {
   maxBytes?: number;
 }
 
+/** An object found by `StorageDriver.list`. */
+export interface StoredObject {
+  key: string;
+  /** When the object was last written (a replace counts). */
+  modifiedAt: Date;
+}
+
 export interface PutFileOptions {
   /** The writer flushed the file to disk already (fsync before close): a move need not do it again. */
   synced?: boolean;
@@ -46,6 +53,11 @@ export interface StorageDriver {
   /** Removes the object; removing a missing object is not an error. */
   delete(key: string): Promise<void>;
   exists(key: string): Promise<boolean>;
+  /**
+   * Every object whose key starts with `prefix`, in no set order, fetched a page (or a folder) at a time;
+   * never temporary files. An object written or removed meanwhile may or may not be listed.
+   */
+  list(prefix: string): AsyncIterable<StoredObject>;
   /** Readiness (S15): resolves when the store answers. */
   probe(): Promise<void>;
   close?(): Promise<void>;

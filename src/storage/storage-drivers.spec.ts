@@ -77,6 +77,8 @@ async function s3Harness(): Promise<Harness> {
     forcePathStyle: true,
     ...credentials,
     ...BOUNDS,
+    // Small pages, so that listing a handful of objects crosses pages.
+    listPageSize: 2,
   });
   return {
     driver,
@@ -157,6 +159,46 @@ describe.each([
     for (const bad of ['../etc/passwd', 'tenants/../../x', '/abs/key', 'a//b', 'a\\b']) {
       await expect(h.driver.put(bad, Readable.from([Buffer.from('x')]))).rejects.toThrow(/unsafe storage key/);
     }
+  });
+
+  it('lists the objects under a prefix, across pages, with when each was written, and no temporary file', async () => {
+    const tenant = (t: string, name: string) => `tenants/00000000-0000-4000-8000-00000000000${t}/documents/${name}`;
+    const before = Date.now() - 2_000;
+    for (const k of [tenant('2', 'x.sdf'), tenant('2', 'y.sdf'), tenant('2', 'y.data.json'), tenant('3', 'z.sdf')]) {
+      await h.driver.put(k, Readable.from([Buffer.from('x')]));
+    }
+    await h.driver.put('tenantsX/other.sdf', Readable.from([Buffer.from('x')]));
+    // A write under way: the local driver's temporary file, never a stored object.
+    if (h.driver.spoolDir) {
+      mkdirSync(h.driver.spoolDir(), { recursive: true });
+      writeFileSync(join(h.driver.spoolDir(), 'partial.part'), 'x');
+    }
+    const listed = async (prefix: string) => {
+      const found: { key: string; modifiedAt: Date }[] = [];
+      for await (const o of h.driver.list(prefix)) found.push(o);
+      return found.sort((a, b) => a.key.localeCompare(b.key));
+    };
+
+    const two = await listed('tenants/00000000-0000-4000-8000-000000000002/');
+    expect(two.map((o) => o.key)).toEqual([tenant('2', 'x.sdf'), tenant('2', 'y.data.json'), tenant('2', 'y.sdf')]);
+    for (const o of two) {
+      expect(o.modifiedAt).toBeInstanceOf(Date);
+      expect(o.modifiedAt.getTime()).toBeGreaterThan(before);
+      expect(o.modifiedAt.getTime()).toBeLessThanOrEqual(Date.now() + 1_000);
+    }
+    expect((await listed(tenant('2', 'y'))).map((o) => o.key)).toEqual([
+      tenant('2', 'y.data.json'),
+      tenant('2', 'y.sdf'),
+    ]);
+    const all = (await listed('')).map((o) => o.key);
+    expect(all).toEqual(expect.arrayContaining([tenant('3', 'z.sdf'), 'tenantsX/other.sdf', key('a')]));
+    expect(all.filter((k) => k.startsWith('.tmp'))).toEqual([]);
+    expect((await listed('tenants/')).map((o) => o.key)).not.toContain('tenantsX/other.sdf');
+    expect(await listed('nothing-here/')).toEqual([]);
+    await h.driver.delete(tenant('2', 'x.sdf'));
+    expect((await listed('tenants/00000000-0000-4000-8000-000000000002/')).map((o) => o.key)).not.toContain(
+      tenant('2', 'x.sdf'),
+    );
   });
 
   it('answers the readiness probe', async () => {
