@@ -2,7 +2,8 @@
  * A soak: 120 s of mixed traffic from 64 connections (autocannon) against an `api` and a `worker`
  * process of the built service on the managed deployment: lists, metas, downloads, uploads, synchronous
  * validations, `/v1` logins and usage reads. Every 10 s it prints the window's throughput, p50/p99
- * latency, answers by status outside 2xx, the API's event-loop delay p99 (its own /metrics) and the RSS
+ * latency, answers by status outside 2xx, the API's event-loop delay p99, V8 heap used and memory outside
+ * the heap (its own /metrics), and the RSS
  * of both processes; at the end, whether any answer was a 5xx and how the RSS of the last minute
  * compares with the first.
  *
@@ -41,11 +42,22 @@ function rssMb(pid: number | undefined): number {
   return Number(line?.split(/\s+/)[1] ?? NaN) / 1024;
 }
 
-async function eventLoopP99Ms(url: string): Promise<number> {
+/** From the API's own /metrics: event-loop delay p99 (ms), V8 heap used and memory outside the heap (MB). */
+async function apiFigures(url: string): Promise<{ loop: number; heap: number; external: number }> {
   const res = await fetch(`${url}/metrics`, { headers: { Authorization: `Bearer ${METRICS_TOKEN}` } });
   const text = await res.text();
-  const line = text.split('\n').find((l) => l.startsWith('nodejs_eventloop_lag_p99_seconds '));
-  return Number(line?.split(' ')[1] ?? NaN) * 1000;
+  const value = (name: string) =>
+    Number(
+      text
+        .split('\n')
+        .find((l) => l.startsWith(`${name} `))
+        ?.split(' ')[1] ?? NaN,
+    );
+  return {
+    loop: value('nodejs_eventloop_lag_p99_seconds') * 1000,
+    heap: value('nodejs_heap_size_used_bytes') / 2 ** 20,
+    external: value('nodejs_external_memory_bytes') / 2 ** 20,
+  };
 }
 
 async function main(): Promise<void> {
@@ -146,7 +158,9 @@ async function main(): Promise<void> {
       total.set(status, (total.get(status) ?? 0) + 1);
     });
     console.log(`soak: ${CONNECTIONS} connections, ${SECONDS} s, ${requests.length} requests in rotation`);
-    console.log('   t  req/s   p50 ms   p99 ms  not 2xx            loop p99 ms  api RSS MB  worker RSS MB');
+    console.log(
+      '   t  req/s   p50 ms   p99 ms  not 2xx            loop p99 ms  api RSS MB  worker RSS MB  api heap MB  api external MB',
+    );
     let t = 0;
     let printed: Promise<void> = Promise.resolve();
     const ticker = setInterval(() => {
@@ -157,13 +171,13 @@ async function main(): Promise<void> {
       rss.push(sample);
       latencies = [];
       statuses = new Map();
-      printed = eventLoopP99Ms(url).then(
-        (loop) => {
+      printed = apiFigures(url).then(
+        ({ loop, heap, external }) => {
           console.log(
             `${String(t).padStart(4)} ${String(Math.round(window.length / (WINDOW_MS / 1000))).padStart(6)} ` +
               `${percentile(window, 50).toFixed(1).padStart(8)} ${percentile(window, 99).toFixed(1).padStart(8)}  ` +
               `${(other.join(' ') || '-').padEnd(18)} ${loop.toFixed(1).padStart(11)} ${sample.api.toFixed(0).padStart(11)} ` +
-              `${sample.worker.toFixed(0).padStart(14)}`,
+              `${sample.worker.toFixed(0).padStart(14)} ${heap.toFixed(0).padStart(12)} ${external.toFixed(0).padStart(16)}`,
           );
         },
         () => undefined,
