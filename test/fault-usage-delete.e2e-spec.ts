@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { holdLock as holdPgLock, uncountedStorageChanges, waitOnLock as waitOnPgLock } from './helpers/pg-locks.js';
 import { buildSdf } from './helpers/sdf-fixtures.js';
 import { ServiceCluster, type ServiceProcess } from './helpers/service-processes.js';
 import { waitUntil } from './helpers/wait.js';
@@ -79,35 +80,9 @@ describe('bytes stored go down by a delete exactly once when the API process die
     return res.body.storage_bytes as number;
   };
 
-  const uncounted = async (): Promise<{ document_id: string; delta_bytes: string }[]> =>
-    (
-      await db.query<{ document_id: string; delta_bytes: string }>(
-        `SELECT document_id, delta_bytes FROM storage_changes`,
-      )
-    ).rows;
-
-  /** Holds `lock` on a connection of its own until `release` is called; `pid` is its backend. */
-  const holdLock = async (lock: string): Promise<{ pid: number; release: () => Promise<void> }> => {
-    const holder = new pg.Client({ connectionString: cluster.postgres.url });
-    await holder.connect();
-    await holder.query('BEGIN');
-    await holder.query(lock);
-    const pid = (await holder.query<{ pid: number }>(`SELECT pg_backend_pid() AS pid`)).rows[0]!.pid;
-    return {
-      pid,
-      release: async () => {
-        await holder.query('COMMIT');
-        await holder.end();
-      },
-    };
-  };
-  const waitOnLock = (pid: number, what: string) =>
-    waitUntil(
-      async () =>
-        (await db.query(`SELECT 1 FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))`, [pid])).rowCount === 1,
-      what,
-      30_000,
-    );
+  const uncounted = () => uncountedStorageChanges(db);
+  const holdLock = (lock: string) => holdPgLock(cluster.postgres.url, lock);
+  const waitOnLock = (pid: number, what: string) => waitOnPgLock(db, pid, what);
 
   /**
    * Deletes `id` through `victim` and kills that process (SIGKILL) after the delete's commit: while its
