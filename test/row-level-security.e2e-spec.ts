@@ -1,4 +1,5 @@
 import pg from 'pg';
+import type { EntitySubscriberInterface, TransactionStartEvent } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requestContext } from '../src/common/request-context.js';
 import { startApp, type TestApp } from './helpers/app.js';
@@ -133,5 +134,40 @@ describe('row-level security: the second wall between tenants', () => {
     await expect(t.ds.query(`ALTER TABLE documents DISABLE ROW LEVEL SECURITY`)).rejects.toThrow(/must be owner/);
     await expect(t.ds.query(`DROP POLICY tenant_isolation ON documents`)).rejects.toThrow(/must be owner/);
     await expect(t.ds.query(`ALTER TABLE documents ADD COLUMN x int`)).rejects.toThrow(/must be owner/);
+  });
+  it("an operator's request on tenant A's path acts for A: every transaction it opens names A alone", async () => {
+    const seen: string[] = [];
+    // Runs after the service's own subscriber, inside each transaction the requests below open.
+    const probe: EntitySubscriberInterface = {
+      async afterTransactionStart(event: TransactionStartEvent) {
+        if (!requestContext.get()?.requestId.startsWith('operator-on-a-')) return;
+        const [row] = (await event.queryRunner.query(`SELECT current_setting('app.tenant_id', true) AS tenant`)) as {
+          tenant: string | null;
+        }[];
+        seen.push(row?.tenant ?? '');
+      },
+    };
+    t.ds.subscribers.push(probe);
+    try {
+      const admin = { Authorization: `Bearer ${t.adminToken()}` };
+      await t
+        .http()
+        .post(`/admin/tenants/${a.id}/keys`)
+        .set(admin)
+        .set('X-Request-Id', 'operator-on-a-1')
+        .send({ name: 'by the operator' })
+        .expect(201);
+      await t
+        .http()
+        .patch(`/admin/tenants/${a.id}`)
+        .set(admin)
+        .set('X-Request-Id', 'operator-on-a-2')
+        .send({ name: 'Renamed by the operator' })
+        .expect(200);
+    } finally {
+      t.ds.subscribers.splice(t.ds.subscribers.indexOf(probe), 1);
+    }
+    expect(seen.length).toBeGreaterThanOrEqual(2);
+    expect(new Set(seen)).toEqual(new Set([a.id]));
   });
 });

@@ -57,6 +57,11 @@ export class AuthGuard implements CanActivate {
       throw err;
     }
     if (req.tenant) requestContext.setTenant(req.tenant.id);
+    // An operator's request on one tenant's path acts for that tenant: its transactions see that tenant's
+    // rows alone (row-level security) and its log lines name it. Elsewhere an operator acts for none.
+    else if (admin && typeof req.params?.tenantId === 'string' && UUID.test(req.params.tenantId)) {
+      requestContext.setTenant(req.params.tenantId);
+    }
     const userRoute = this.reflector.getAllAndOverride<boolean>(IS_USER, [ctx.getHandler(), ctx.getClass()]) === true;
     if (userRoute && !(req.auth.kind === 'tenant_jwt' && req.auth.sessionId)) {
       throw AppError.forbidden('This endpoint takes the access token of a signed-in user');
