@@ -2,12 +2,13 @@
  * A soak: 120 s of mixed traffic from 64 connections (autocannon) against an `api` and a `worker`
  * process of the built service on the managed deployment: lists, metas, downloads, uploads, synchronous
  * validations, `/v1` logins and usage reads. Every 10 s it prints the window's throughput, p50/p99
- * latency, answers by status outside 2xx, the API's event-loop delay p99, V8 heap used and memory outside
- * the heap (its own /metrics), and the RSS
- * of both processes; at the end, whether any answer was a 5xx and how the RSS of the last minute
- * compares with the first.
+ * latency, answers by status outside 2xx, the API's event-loop delay p99, V8 heap used and memory
+ * outside the heap (its own /metrics), and the RSS of both processes (the mean of a reading each
+ * second); at the end, whether any answer was a 5xx and how the RSS of the last minute compares with
+ * the first.
  *
- *   npm run bench:soak          (BENCH_SOAK_SECONDS, default 120; BENCH_SOAK_CONNECTIONS, default 64)
+ *   npm run bench:soak          (BENCH_SOAK_SECONDS, default 120; BENCH_SOAK_CONNECTIONS, default 64;
+ *                                BENCH_SOAK_WARMUP_SECONDS of the same traffic first, not counted, default 30)
  *
  * Needs the local PostgreSQL and Redis (DATABASE_URL / REDIS_URL); makes and drops its own database.
  */
@@ -16,6 +17,11 @@ import autocannon, { type Request } from 'autocannon';
 import { adminHeaders, benchArchive, benchSetup, percentile, run, startProcess, stopProcesses } from './harness.js';
 
 const SECONDS = Number(process.env.BENCH_SOAK_SECONDS ?? 120);
+/**
+ * The same traffic before the measured run, not counted: a fresh process's RSS climbs for its first
+ * half minute or so while V8 sizes its heap for the load, which is growth a leak check must not count.
+ */
+const WARMUP_SECONDS = Number(process.env.BENCH_SOAK_WARMUP_SECONDS ?? 30);
 const CONNECTIONS = Number(process.env.BENCH_SOAK_CONNECTIONS ?? 64);
 const WINDOW_MS = 10_000;
 const PASSWORD = 'a long unusual soak passphrase';
@@ -147,10 +153,24 @@ async function main(): Promise<void> {
         : []),
     ]);
 
+    if (WARMUP_SECONDS > 0) {
+      const warm = await autocannon({ url, connections: CONNECTIONS, duration: WARMUP_SECONDS, timeout: 30, requests });
+      console.log(
+        `warm-up: ${WARMUP_SECONDS} s, ${warm.requests.total} requests, not counted; api RSS then ` +
+          `${rssMb(api.child.pid).toFixed(0)} MB, worker ${rssMb(worker.child.pid).toFixed(0)} MB`,
+      );
+    }
     let latencies: number[] = [];
     let statuses = new Map<number, number>();
     const total = new Map<number, number>();
+    // RSS read every second: the API's follows its heap, which swings by a couple of hundred MB within
+    // a window, so a window's figure is the mean of its readings, not one reading at its end.
     const rss: { api: number; worker: number }[] = [];
+    let readings: { api: number; worker: number }[] = [];
+    const reader = setInterval(
+      () => readings.push({ api: rssMb(api.child.pid), worker: rssMb(worker.child.pid) }),
+      1_000,
+    );
     const instance = autocannon({ url, connections: CONNECTIONS, duration: SECONDS, timeout: 30, requests });
     instance.on('response', (_client: unknown, status: number, _bytes: number, ms: number) => {
       latencies.push(ms);
@@ -167,7 +187,12 @@ async function main(): Promise<void> {
       t += WINDOW_MS / 1000;
       const window = latencies.sort((a, b) => a - b);
       const other = [...statuses].filter(([s]) => s < 200 || s >= 300).map(([s, n]) => `${s}:${n}`);
-      const sample = { api: rssMb(api.child.pid), worker: rssMb(worker.child.pid) };
+      readings.push({ api: rssMb(api.child.pid), worker: rssMb(worker.child.pid) });
+      const sample = {
+        api: readings.reduce((a, r) => a + r.api, 0) / readings.length,
+        worker: readings.reduce((a, r) => a + r.worker, 0) / readings.length,
+      };
+      readings = [];
       rss.push(sample);
       latencies = [];
       statuses = new Map();
@@ -185,6 +210,7 @@ async function main(): Promise<void> {
     }, WINDOW_MS);
     const result = await instance;
     clearInterval(ticker);
+    clearInterval(reader);
     await printed;
 
     const perWindow = 60_000 / WINDOW_MS;
