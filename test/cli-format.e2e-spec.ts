@@ -107,6 +107,30 @@ describe('sdf format commands (built binary)', () => {
     expect(inspect.stderr).toMatch(/^SDF_ERROR_NOT_ZIP: /);
   });
 
+  it('validate takes several files: one result per file in order, exit 1 when any is invalid', async () => {
+    const files = [at('invoice.sdf'), at('bad.sdf'), at('not-a-zip.sdf')];
+    const json = await sdf('validate', '--json', ...files);
+    expect(json.code).toBe(1);
+    const results = JSON.parse(json.stdout) as { file: string; result: ValidationResult }[];
+    expect(results.map((r) => r.file)).toEqual(files);
+    for (const { file, result } of results) expect(result).toEqual(await validate(readFileSync(file)));
+    expect(results.map((r) => r.result.valid)).toEqual([true, false, false]);
+
+    const human = await sdf('validate', ...files);
+    expect(human.code).toBe(1);
+    const heads = human.stdout.split('\n').filter((l) => files.includes(l));
+    expect(heads).toEqual(files);
+    expect(human.stdout).toContain('SDF_ERROR_NOT_ZIP');
+
+    const allValid = await sdf('validate', '--json', at('invoice.sdf'), at('invoice.sdf'));
+    expect(allValid.code).toBe(0);
+    // A missing file anywhere is a usage error before anything is judged.
+    const missing = await sdf('validate', at('invoice.sdf'), at('no-such.sdf'));
+    expect(missing.code).toBe(2);
+    expect(missing.stdout).toBe('');
+    expect(missing.stderr).toContain('no-such.sdf');
+  });
+
   it('keygen writes both key kinds; sign adds signature.sig and changes nothing else', async () => {
     const ec = await sdf('keygen', '--out-dir', at('ec'), '--kid', 'cli-ec');
     expect(ec.code).toBe(0);

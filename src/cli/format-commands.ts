@@ -84,26 +84,37 @@ function printResult(result: ValidationResult): void {
 /** The format commands of `sdf`; each sets process.exitCode rather than exiting, so errors map centrally. */
 export function registerFormatCommands(program: Command): void {
   program
-    .command('validate <file>')
-    .description('validate an SDF file (exit 1 when invalid)')
-    .option('--json', 'print the result as JSON')
+    .command('validate <files...>')
+    .description('validate SDF files (exit 1 when any is invalid)')
+    .option('--json', 'print the result as JSON (with several files, an array of {file, result})')
     .option('--key <pem>', 'trusted public key (PEM)')
     .option('--jwks <file>', 'trusted keys as a JWK set file')
     .option('--jwks-url <url>', 'trusted keys from a JWKS URL')
-    .action(async (file: string, options: KeyOptions & { json?: boolean }) => {
-      const input = await readInput(file);
+    .action(async (files: string[], options: KeyOptions & { json?: boolean }) => {
+      // Every file must exist before the first is judged: a typo is a usage error, not a half-done run.
+      for (const file of files) if (!existsSync(file)) throw new CliUsageError(`no such file: ${file}`);
       const keyLookup = await keyLookupFrom(options);
       // The same budgets as the service (F6): a hostile schema or a memory bomb ends as a result, not a hang.
+      // One pool for every file: its process starts once.
       const pool = createValidationPool({ maxWorkers: 1 });
-      let result: ValidationResult;
+      const results: { file: string; result: ValidationResult }[] = [];
       try {
-        result = await pool.validate(input, { keyLookup });
+        for (const file of files) {
+          const result = await pool.validate(await readInput(file), { keyLookup });
+          results.push({ file, result });
+          if (!options.json) {
+            if (files.length > 1) process.stdout.write(`${file}\n`);
+            printResult(result);
+          }
+        }
       } finally {
         await pool.destroy();
       }
-      if (options.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-      else printResult(result);
-      process.exitCode = result.valid ? 0 : 1;
+      if (options.json) {
+        const out = files.length === 1 ? results[0]!.result : results;
+        process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+      }
+      process.exitCode = results.every(({ result }) => result.valid) ? 0 : 1;
     });
 
   program
