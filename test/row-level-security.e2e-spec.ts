@@ -2,6 +2,7 @@ import pg from 'pg';
 import type { EntitySubscriberInterface, TransactionStartEvent } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requestContext } from '../src/common/request-context.js';
+import { preparedQuery } from '../src/database/prepared.js';
 import { startApp, type TestApp } from './helpers/app.js';
 import { upload, waitForFinal } from './helpers/documents.js';
 import { buildSdf } from './helpers/sdf-fixtures.js';
@@ -124,6 +125,26 @@ describe('row-level security: the second wall between tenants', () => {
     ).rejects.toThrow(/row-level security/);
   });
 
+  it('a statement outside any transaction, through TypeORM or a prepared statement, sees only the tenant it acts for', async () => {
+    const tenantsOf = (rows: { tenant: string }[]) => [...new Set(rows.map((r) => r.tenant))].sort();
+    const sql = `SELECT tenant_id::text AS tenant FROM documents`;
+    const as = <T>(tenantId: string | undefined, work: () => Promise<T>) =>
+      requestContext.run({ requestId: 'rls-single', ...(tenantId ? { tenantId } : {}) }, work);
+    // One after another, so the pool hands the same connections from A to B to no tenant and back.
+    for (let round = 0; round < 3; round++) {
+      for (const tenant of [a, b]) {
+        expect(tenantsOf(await as(tenant.id, () => t.ds.query(sql)))).toEqual([tenant.id]);
+        expect(tenantsOf(await as(tenant.id, () => preparedQuery(t.ds, 'rls_probe_documents', sql, [])))).toEqual([
+          tenant.id,
+        ]);
+      }
+      // Without a tenant (an operator's list across tenants, a sweep), every tenant's rows.
+      const all = tenantsOf(await as(undefined, () => preparedQuery(t.ds, 'rls_probe_documents', sql, [])));
+      expect(all).toEqual(expect.arrayContaining([a.id, b.id]));
+      expect(tenantsOf(await t.ds.query(sql))).toEqual(all);
+    }
+  });
+
   it('the role can neither turn row-level security off nor change a table', async () => {
     await expect(
       t.ds.transaction(async (m) => {
@@ -137,7 +158,7 @@ describe('row-level security: the second wall between tenants', () => {
   });
   it("an operator's request on tenant A's path acts for A: every transaction it opens names A alone", async () => {
     const seen: string[] = [];
-    // Runs after the service's own subscriber, inside each transaction the requests below open.
+    // Runs inside each transaction the requests below open, on the connection the pool named.
     const probe: EntitySubscriberInterface = {
       async afterTransactionStart(event: TransactionStartEvent) {
         if (!requestContext.get()?.requestId.startsWith('operator-on-a-')) return;

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { DataSource, type DataSourceOptions } from 'typeorm';
 import { migrations } from '../../migrations/index.js';
-import { TenantScopeSubscriber } from './tenant-scope.js';
+import { tenantScopedPg } from './tenant-scope.js';
 
 /**
  * `appRole`: the role every connection acts as (DATABASE_APP_ROLE), set at connection start so that even
@@ -14,7 +14,8 @@ export function dataSourceOptions(databaseUrl: string, poolSize = 10, appRole = 
     url: databaseUrl,
     // No entities here: the modules register theirs (the service) or the caller passes them (migrations).
     migrations,
-    subscribers: [TenantScopeSubscriber],
+    // Every connection the pool hands out is named for the tenant the caller acts for (row-level security).
+    driver: tenantScopedPg,
     // Never synchronize: the schema changes only through migrations/.
     synchronize: false,
     migrationsRun: false,

@@ -1,26 +1,69 @@
-import type { EntitySubscriberInterface, TransactionStartEvent } from 'typeorm';
-import { EventSubscriber } from 'typeorm';
+import pg from 'pg';
 import { requestContext } from '../common/request-context.js';
 
+/** The tenant a pooled connection was last named for ('' for none), kept on the connection itself. */
+const NAMED = Symbol('app.tenant_id');
+type NamedClient = pg.PoolClient & { [NAMED]?: string };
+type ConnectCallback = (
+  err: Error | undefined,
+  client: pg.PoolClient | undefined,
+  done: (release?: unknown) => void,
+) => void;
+
 /**
- * The one place that opens tenant transactions: every transaction started while a request or a job acts
- * for a tenant (the request context, filled by the authentication step and by each job) first names that
- * tenant to PostgreSQL, for the rest of the transaction only. The row-level security policies then show
- * and accept that tenant's rows alone, whatever a query forgets to say (migration RowLevelSecurity).
- * Without a tenant (operators, sign-in before the tenant is known, sweeps across tenants) nothing is set.
+ * The one place that hands out the service's connections, and so the one place that names the tenant to
+ * PostgreSQL: every connection taken from the pool while a request or a job acts for a tenant (the
+ * request context, filled by the authentication step and by each job) is first set to that tenant
+ * (`app.tenant_id`, for the session), and one taken without a tenant (operators, sign-in before the
+ * tenant is known, sweeps across tenants) is set to none. The row-level security policies then show and
+ * accept that tenant's rows alone, whatever a statement forgets to say, in a transaction or not, through
+ * TypeORM or the prepared statements alike (migration RowLevelSecurity). A connection already set to the
+ * right tenant costs nothing more; one that changes tenant costs one statement.
+ *
+ * The tenant is read when the connection is asked for, in the caller's context: a connection handed on by
+ * the pool from one request to the next is named for the one that asked.
  */
-@EventSubscriber()
-export class TenantScopeSubscriber implements EntitySubscriberInterface {
-  async afterTransactionStart(event: TransactionStartEvent): Promise<void> {
-    const tenantId = requestContext.get()?.tenantId;
-    if (!tenantId) return;
-    await event.queryRunner.query(`SELECT set_config('app.tenant_id', $1, true)`, [tenantId]);
+export class TenantScopedPool extends pg.Pool {
+  override connect(): Promise<pg.PoolClient>;
+  override connect(callback: ConnectCallback): void;
+  override connect(callback?: ConnectCallback): Promise<pg.PoolClient> | void {
+    const tenant = requestContext.get()?.tenantId ?? '';
+    if (!callback) {
+      return super.connect().then(async (client) => {
+        try {
+          await nameTenant(client, tenant);
+        } catch (err) {
+          client.release(err as Error);
+          throw err;
+        }
+        return client;
+      });
+    }
+    super.connect((err, client, done) => {
+      if (err || !client) return callback(err, client, done);
+      nameTenant(client, tenant).then(
+        () => callback(undefined, client, done),
+        (failed: Error) => {
+          done(failed);
+          callback(failed, undefined, () => undefined);
+        },
+      );
+    });
   }
 }
 
+async function nameTenant(client: NamedClient, tenant: string): Promise<void> {
+  if ((client[NAMED] ?? '') === tenant) return;
+  await client.query(`SELECT set_config('app.tenant_id', $1, false)`, [tenant]);
+  client[NAMED] = tenant;
+}
+
+/** The `pg` module as TypeORM loads it, with the pool above in place of its own. */
+export const tenantScopedPg: typeof pg = Object.assign(Object.create(pg) as typeof pg, { Pool: TenantScopedPool });
+
 /**
- * Runs `work` acting for `tenantId`: its transactions see only that tenant's rows, and its log lines name
- * the tenant and `requestId` (a job's public id).
+ * Runs `work` acting for `tenantId`: the connections it takes see only that tenant's rows, and its log
+ * lines name the tenant and `requestId` (a job's public id).
  */
 export function actingForTenant<T>(tenantId: string | undefined, work: () => T, requestId: string): T {
   if (!tenantId) return work();

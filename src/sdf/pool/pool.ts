@@ -1,3 +1,4 @@
+import { AsyncResource } from 'node:async_hooks';
 import { fork, type ChildProcess } from 'node:child_process';
 import { availableParallelism, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -341,7 +342,10 @@ export function createValidationPool(options: ValidationPoolOptions = {}): Valid
   function enqueue<T>(job: Omit<Job, 'resolve' | 'reject'>): Promise<T> {
     if (destroyed) return Promise.reject(new Error('the validation pool is destroyed'));
     return new Promise<T>((resolve, reject) => {
-      lanes[job.lane].push(job.tenant, { ...job, resolve: resolve as (result: unknown) => void, reject });
+      // The answer runs when the worker's message arrives, in the context of whoever first started that
+      // worker; bound here, it runs in the caller's (whose tenant a key lookup must act for).
+      const answer = AsyncResource.bind(job.answer);
+      lanes[job.lane].push(job.tenant, { ...job, answer, resolve: resolve as (result: unknown) => void, reject });
       dispatch();
     });
   }
