@@ -52,7 +52,8 @@ describe('audit log partitions and retention (S11)', () => {
   beforeAll(async () => {
     requireBuild(distCli);
     // Managed: the /v1 audit query service is loaded, and read directly below.
-    t = await startApp({ env: { DEPLOYMENT_MODE: 'managed' } });
+    // As the owner: the test detaches and drops partitions and makes a role of its own.
+    t = await startApp({ env: { DEPLOYMENT_MODE: 'managed', DATABASE_APP_ROLE: '' } });
     // The command needs neither the service's secrets nor its DATABASE_URL: only the maintenance connection.
     cli = { PATH: process.env.PATH, AUDIT_MAINTENANCE_DATABASE_URL: t.config.env.DATABASE_URL };
   });

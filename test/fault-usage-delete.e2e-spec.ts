@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { holdLock as holdPgLock, uncountedStorageChanges, waitOnLock as waitOnPgLock } from './helpers/pg-locks.js';
+import { killBetweenCommitAndCount, uncountedStorageChanges, type CountKillPoint } from './helpers/pg-locks.js';
 import { buildSdf } from './helpers/sdf-fixtures.js';
 import { ServiceCluster, type ServiceProcess } from './helpers/service-processes.js';
 import { waitUntil } from './helpers/wait.js';
@@ -81,66 +81,36 @@ describe('bytes stored go down by a delete exactly once when the API process die
   };
 
   const uncounted = () => uncountedStorageChanges(db);
-  const holdLock = (lock: string) => holdPgLock(cluster.postgres.url, lock);
-  const waitOnLock = (pid: number, what: string) => waitOnPgLock(db, pid, what);
 
   /**
-   * Deletes `id` through `victim` and kills that process (SIGKILL) after the delete's commit: while its
-   * count waits on Redis (`before-count`), or once the count is made in Redis and the deletion of its row
-   * waits on a lock (`before-delete`). Returns the change the commit recorded.
+   * Deletes `id` through `victim` and kills that process after the delete's commit (see
+   * killBetweenCommitAndCount); the request is never answered. Returns the change the commit recorded.
    */
-  const deleteAndKill = async (
-    victim: ServiceProcess,
-    id: string,
-    when: 'before-count' | 'before-delete',
-  ): Promise<number> => {
-    // The delete records the freed bytes in its transaction: that insert waits for this lock, before the commit.
-    const commit = await holdLock(`LOCK TABLE storage_changes IN SHARE MODE`);
-    // Never answered: the process dies with the request in hand.
-    const request = victim
-      .http()
-      .delete(`/delete/${id}`)
-      .set('X-API-Key', tenant.apiKey)
-      .then(
-        (res) => res.status,
-        () => 'no answer',
-      );
-    try {
-      await waitOnLock(commit.pid, 'the delete to wait before its commit');
-      await redis.call('CLIENT', 'PAUSE', '60000', 'WRITE');
-    } finally {
-      await commit.release();
-    }
-    let paused = true;
-    try {
-      await waitUntil(
-        async () => (await db.query(`SELECT 1 FROM documents WHERE id = $1`, [id])).rowCount === 0,
-        'the delete committed',
-        30_000,
-      );
-      if (when === 'before-delete') {
-        // The count locks its row (FOR UPDATE, which this lock lets through) and deletes it after Redis
-        // counted: the deletion waits here.
-        const count = await holdLock(`LOCK TABLE storage_changes IN SHARE MODE`);
-        try {
-          await redis.call('CLIENT', 'UNPAUSE');
-          paused = false;
-          await waitOnLock(count.pid, 'the count made, its row deletion waiting');
-          await victim.kill();
-        } finally {
-          await count.release();
-        }
-      } else {
-        // Committed while no Redis write can happen: the count has not been made.
-        await victim.kill();
-      }
-    } finally {
-      if (paused) await redis.call('CLIENT', 'UNPAUSE');
-    }
+  const deleteAndKill = async (victim: ServiceProcess, id: string, when: CountKillPoint): Promise<number> => {
+    let request: Promise<number | string> = Promise.resolve('not sent');
+    const change = await killBetweenCommitAndCount({
+      db,
+      url: cluster.postgres.url,
+      redis,
+      victim,
+      what: 'the delete',
+      documentId: id,
+      when,
+      start: async () => {
+        request = victim
+          .http()
+          .delete(`/delete/${id}`)
+          .set('X-API-Key', tenant.apiKey)
+          .then(
+            (res) => res.status,
+            () => 'no answer',
+          );
+      },
+      committed: async () => (await db.query(`SELECT 1 FROM documents WHERE id = $1`, [id])).rowCount === 0,
+    });
+    // Never answered: the process died with the request in hand.
     expect(await request).toBe('no answer');
-    const change = (await uncounted()).find((c) => c.document_id === id);
-    expect(change).toBeDefined();
-    return Number(change!.delta_bytes);
+    return change;
   };
 
   it('the usage flush counts the freed bytes the dead process committed, once; an ordinary delete beside it counts at once', async () => {

@@ -4,7 +4,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { holdLock as holdPgLock, uncountedStorageChanges, waitOnLock as waitOnPgLock } from './helpers/pg-locks.js';
+import { killBetweenCommitAndCount, uncountedStorageChanges, type CountKillPoint } from './helpers/pg-locks.js';
 import { buildSdf } from './helpers/sdf-fixtures.js';
 import { ServiceCluster, type ServiceProcess } from './helpers/service-processes.js';
 import { waitUntil } from './helpers/wait.js';
@@ -93,59 +93,24 @@ describe('bytes stored grow by a signature exactly once when the sign job dies b
   };
 
   const uncounted = () => uncountedStorageChanges(db);
-  const holdLock = (lock: string) => holdPgLock(cluster.postgres.url, lock);
-  const waitOnLock = (pid: number, what: string) => waitOnPgLock(db, pid, what);
 
   /**
-   * Signs `id` on `worker` and kills that worker (SIGKILL) after the signing's commit: while its count
-   * waits on Redis (`before-count`), or once the count is made in Redis and the deletion of its row waits
-   * on a lock (`before-delete`). Returns the growth the commit recorded.
+   * Signs `id` on `worker` and kills that worker after the signing's commit (see
+   * killBetweenCommitAndCount). Returns the growth the commit recorded.
    */
-  const signAndKill = async (
-    worker: ServiceProcess,
-    id: string,
-    when: 'before-count' | 'before-delete',
-  ): Promise<number> => {
-    // The settle writes the growth in its transaction: its insert waits for this lock, before the commit.
-    const settle = await holdLock(`LOCK TABLE storage_changes IN SHARE MODE`);
-    try {
-      await api.http().post(`/sign/${id}`).set('X-API-Key', tenant.apiKey).expect(202);
-      await waitOnLock(settle.pid, 'the sign job to wait in its settle');
-      await redis.call('CLIENT', 'PAUSE', '60000', 'WRITE');
-    } finally {
-      await settle.release();
-    }
-    let paused = true;
-    try {
-      await waitUntil(
-        async () =>
-          (await db.query(`SELECT 1 FROM documents WHERE id = $1 AND status = 'signed'`, [id])).rowCount === 1,
-        'the signing committed',
-        30_000,
-      );
-      if (when === 'before-delete') {
-        // The count locks its row (FOR UPDATE, which this lock lets through) and deletes it after Redis
-        // counted: the deletion waits here.
-        const count = await holdLock(`LOCK TABLE storage_changes IN SHARE MODE`);
-        try {
-          await redis.call('CLIENT', 'UNPAUSE');
-          paused = false;
-          await waitOnLock(count.pid, 'the count made, its row deletion waiting');
-          await worker.kill();
-        } finally {
-          await count.release();
-        }
-      } else {
-        // Committed while no Redis write can happen: the count has not been made.
-        await worker.kill();
-      }
-    } finally {
-      if (paused) await redis.call('CLIENT', 'UNPAUSE');
-    }
-    const change = (await uncounted()).find((c) => c.document_id === id);
-    expect(change).toBeDefined();
-    return Number(change!.delta_bytes);
-  };
+  const signAndKill = (worker: ServiceProcess, id: string, when: CountKillPoint): Promise<number> =>
+    killBetweenCommitAndCount({
+      db,
+      url: cluster.postgres.url,
+      redis,
+      victim: worker,
+      what: 'the sign job',
+      documentId: id,
+      when,
+      start: () => api.http().post(`/sign/${id}`).set('X-API-Key', tenant.apiKey).expect(202),
+      committed: async () =>
+        (await db.query(`SELECT 1 FROM documents WHERE id = $1 AND status = 'signed'`, [id])).rowCount === 1,
+    });
 
   it('a rerun of the job by the next worker counts the growth the dead one committed, and another run adds nothing', async () => {
     const w1 = await cluster.start('worker');

@@ -18,7 +18,8 @@ describe('preparedTransaction', () => {
     );
 
   beforeAll(async () => {
-    t = await startApp();
+    // As the owner: the test makes a table of its own.
+    t = await startApp({ env: { DATABASE_APP_ROLE: '' } });
     await t.ds.query('CREATE TABLE prepared_tx_probe (n int PRIMARY KEY)');
   });
   afterAll(() => t.close());

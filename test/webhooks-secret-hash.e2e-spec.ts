@@ -37,8 +37,14 @@ describe('webhook secret_hash is a keyed hash (S7)', () => {
       .secret_hash;
 
   beforeAll(async () => {
+    // As the owner: a test runs a migration down and up again.
     t = await startApp({
-      env: { MASTER_KEY: k1.toString('base64'), MASTER_KEY_ID: '1', WEBHOOK_DISPATCH_INTERVAL_MS: '50' },
+      env: {
+        MASTER_KEY: k1.toString('base64'),
+        MASTER_KEY_ID: '1',
+        WEBHOOK_DISPATCH_INTERVAL_MS: '50',
+        DATABASE_APP_ROLE: '',
+      },
     });
     tenant = await createTenant(t);
     receiver = await WebhookReceiver.start();

@@ -51,10 +51,11 @@ export async function startApp(options: StartOptions = {}): Promise<TestApp> {
     DATABASE_AUTO_CREATE: 'false',
     DATABASE_RUN_MIGRATIONS: 'false',
     DATABASE_POOL_SIZE: '5',
-    // In-process tests also reach into the database as its owner through `ds` (DDL, fixtures); the
-    // service's own role and its row-level security are proven by the tests that set it (and by the
-    // service processes of the fault tests, which run with the defaults).
-    DATABASE_APP_ROLE: process.env.TEST_DATABASE_APP_ROLE ?? '',
+    // The service's own role, as in production: every test runs under row-level security, and `ds`
+    // reaches the database as that role too (fixtures without a tenant see every row). A file that
+    // changes tables or roles, or checks what the owner meets, starts as the owner (DATABASE_APP_ROLE '');
+    // an instance sharing another's database takes its role.
+    DATABASE_APP_ROLE: shared?.DATABASE_APP_ROLE ?? process.env.TEST_DATABASE_APP_ROLE ?? 'sdf_app',
     REDIS_URL,
     REDIS_PREFIX: shared?.REDIS_PREFIX ?? `sdft_${randomBytes(5).toString('hex')}`,
     JWT_SECRET: options.shareWith?.config.secrets.jwtSecret ?? randomBytes(32).toString('hex'),
