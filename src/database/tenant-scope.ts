@@ -54,7 +54,16 @@ export class TenantScopedPool extends pg.Pool {
 
 async function nameTenant(client: NamedClient, tenant: string): Promise<void> {
   if ((client[NAMED] ?? '') === tenant) return;
-  await client.query(`SELECT set_config('app.tenant_id', $1, false)`, [tenant]);
+  // The pool stops listening for a connection's errors when it hands it out, and its taker starts only
+  // once it has it: a connection lost meanwhile (PostgreSQL going away) fails the statement below, and
+  // its error event must not end the process.
+  const lost = () => undefined;
+  client.on('error', lost);
+  try {
+    await client.query(`SELECT set_config('app.tenant_id', $1, false)`, [tenant]);
+  } finally {
+    client.off('error', lost);
+  }
   client[NAMED] = tenant;
 }
 
