@@ -20,8 +20,12 @@ import {
 
 class CliUsageError extends Error {}
 
-async function readInput(path: string): Promise<Buffer> {
+function assertExists(path: string): void {
   if (!existsSync(path)) throw new CliUsageError(`no such file: ${path}`);
+}
+
+async function readInput(path: string): Promise<Buffer> {
+  assertExists(path);
   return readFile(path);
 }
 
@@ -92,7 +96,7 @@ export function registerFormatCommands(program: Command): void {
     .option('--jwks-url <url>', 'trusted keys from a JWKS URL')
     .action(async (files: string[], options: KeyOptions & { json?: boolean }) => {
       // Every file must exist before the first is judged: a typo is a usage error, not a half-done run.
-      for (const file of files) if (!existsSync(file)) throw new CliUsageError(`no such file: ${file}`);
+      files.forEach(assertExists);
       const keyLookup = await keyLookupFrom(options);
       // The same budgets as the service (F6): a hostile schema or a memory bomb ends as a result, not a hang.
       // One pool for every file: its process starts once.

@@ -27,18 +27,10 @@ export class TenantScopedPool extends pg.Pool {
   override connect(): Promise<pg.PoolClient>;
   override connect(callback: ConnectCallback): void;
   override connect(callback?: ConnectCallback): Promise<pg.PoolClient> | void {
-    const tenant = requestContext.get()?.tenantId ?? '';
     if (!callback) {
-      return super.connect().then(async (client) => {
-        try {
-          await nameTenant(client, tenant);
-        } catch (err) {
-          client.release(err as Error);
-          throw err;
-        }
-        return client;
-      });
+      return new Promise((resolve, reject) => this.connect((err, client) => (err ? reject(err) : resolve(client!))));
     }
+    const tenant = requestContext.get()?.tenantId ?? '';
     super.connect((err, client, done) => {
       if (err || !client) return callback(err, client, done);
       nameTenant(client, tenant).then(
