@@ -1,33 +1,16 @@
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  expectAcceptedSettledValid,
+  expectAccessLogged,
+  expectRedisOutageLoggedOnce,
+  expectSuccessOr503,
+  type Outcome,
+  QUICK_PENDING_SWEEP,
+  timed,
+} from './helpers/outages.js';
 import { buildSdf } from './helpers/sdf-fixtures.js';
 import { ServiceCluster, type ServiceProcess } from './helpers/service-processes.js';
 import { waitUntil } from './helpers/wait.js';
-
-interface Outcome {
-  status: number;
-  body: { id?: string; error?: { code?: string } };
-  retryAfter?: string;
-  requestId?: string;
-  ms: number;
-}
-
-async function timed(
-  run: () => PromiseLike<{ status: number; body: unknown; headers: Record<string, string> }>,
-): Promise<Outcome> {
-  const started = Date.now();
-  const res = await run();
-  return {
-    status: res.status,
-    body: res.body as Outcome['body'],
-    retryAfter: res.headers['retry-after'],
-    requestId: res.headers['x-request-id'],
-    ms: Date.now() - started,
-  };
-}
-
-/** A generous bound: an answer within it came from the service, not from a wait for Redis to return. */
-const FEW_SECONDS = 5_000;
 
 describe('Redis crashes under 200 uploads (API and worker as separate processes)', () => {
   let cluster: ServiceCluster;
@@ -38,12 +21,7 @@ describe('Redis crashes under 200 uploads (API and worker as separate processes)
 
   beforeAll(async () => {
     cluster = await ServiceCluster.create({
-      env: {
-        // Documents whose job went with Redis's data get a fresh one soon after it is back.
-        PENDING_SWEEP_INTERVAL_MS: '2000',
-        PENDING_SWEEP_AGE_MS: '3000',
-        AUTH_FAILURE_LIMIT: '5',
-      },
+      env: { ...QUICK_PENDING_SWEEP, AUTH_FAILURE_LIMIT: '5' },
     });
     [api, worker] = await Promise.all([cluster.start('api'), cluster.start('worker')]);
     tenant = await cluster.createTenant(api);
@@ -60,7 +38,7 @@ describe('Redis crashes under 200 uploads (API and worker as separate processes)
       while (sent < 200) {
         const archive = archives[sent++ % archives.length]!;
         uploads.push(
-          await timed(() =>
+          await timed('upload', () =>
             api.http().post('/upload').set('X-API-Key', tenant.apiKey).attach('file', archive, 'f.sdf'),
           ),
         );
@@ -73,7 +51,7 @@ describe('Redis crashes under 200 uploads (API and worker as separate processes)
     const others: Outcome[] = [];
     const started = Date.now();
     while (Date.now() - started < 10_000) {
-      others.push(await timed(() => api.http().get('/list').set('X-API-Key', tenant.apiKey)));
+      others.push(await timed('list', () => api.http().get('/list').set('X-API-Key', tenant.apiKey)));
     }
     expect((await api.http().get('/health/ready')).body.checks.redis).toBe('unavailable');
     // Back, empty, as after a crash of a Redis without persistence.
@@ -82,51 +60,20 @@ describe('Redis crashes under 200 uploads (API and worker as separate processes)
 
     const all = [...uploads, ...others];
     expect(uploads).toHaveLength(200);
-    for (const o of all) {
-      expect([200, 201, 503]).toContain(o.status);
-      expect(o.ms).toBeLessThan(FEW_SECONDS);
-      if (o.status === 503) {
-        expect(o.body.error?.code).toBe('SERVICE_UNAVAILABLE');
-        expect(Number(o.retryAfter)).toBeGreaterThan(0);
-      }
-    }
+    expectSuccessOr503(all);
     const refused = all.filter((o) => o.status === 503);
     expect(refused.length).toBeGreaterThan(0);
-    // Each answer, a refused one too, has its access-log line.
-    const loggedIds = () => new Set(api.logs.filter((l) => l.msg === 'request').map((l) => l.request_id));
-    await waitUntil(() => all.every((o) => loggedIds().has(o.requestId)), 'an access-log line per answer', 5_000).catch(
-      () => undefined,
-    );
-    expect(all.filter((o) => !loggedIds().has(o.requestId))).toEqual([]);
+    await expectAccessLogged(api, all);
 
     // Every accepted document reaches its final state, with no operator action, and nothing else exists.
     const accepted = uploads.filter((o) => o.status === 201).map((o) => o.body.id!);
     expect(accepted.length).toBeGreaterThan(40);
-    const db = new pg.Client({ connectionString: cluster.postgres.url });
-    await db.connect();
-    try {
-      await waitUntil(
-        async () =>
-          (await db.query<{ n: string }>(`SELECT count(*) AS n FROM documents WHERE status = 'pending'`)).rows[0]!.n ===
-          '0',
-        'no document pending',
-        60_000,
-      );
-      const { rows } = await db.query<{ id: string; status: string }>(`SELECT id, status FROM documents`);
-      expect(new Set(rows.map((r) => r.id))).toEqual(new Set(accepted));
-      expect(rows.filter((r) => r.status !== 'valid')).toEqual([]);
-    } finally {
-      await db.end();
-    }
+    await expectAcceptedSettledValid(cluster, accepted);
     // No partial upload is left behind.
     expect(cluster.temporaryFiles()).toEqual([]);
 
     // The log: JSON only, the outage said once and its end once per process, no error line per request.
-    for (const p of [api, worker]) {
-      expect(p.otherLines).toEqual([]);
-      expect(p.logs.filter((l) => String(l.msg).startsWith('Redis is unreachable'))).toHaveLength(1);
-      expect(p.logs.filter((l) => l.msg === 'Redis answers again')).toHaveLength(1);
-    }
+    expectRedisOutageLoggedOnce([api, worker]);
     expect(api.logs.filter((l) => l.level === 'error')).toEqual([]);
     expect(api.logs.filter((l) => l.level === 'warn').length).toBeLessThan(10);
   }, 120_000);
