@@ -71,6 +71,18 @@ const PUSH_DESCRIPTION =
   'the background with retries (poll GET /connectors/pushes/{pushId}). One push per connector and ' +
   'document: pushing again answers the existing push. Audited.';
 
+/** A push (POST /connectors/push-to-erp/:id and its alias): 202 with the push, and the refusals of both. */
+const PushesDocument = () =>
+  // Applied in this order, as the same decorators written above a method would be (bottom first): the
+  // descriptions of a status they share are joined in it.
+  applyDecorators(
+    UsesDocument(),
+    JsonBodyErrors('connector_id missing or not a uuid'),
+    IdParam('id', 'Document', "No such document or connector for this tenant (another tenant's is 404 too)"),
+    ApiAcceptedResponse({ type: PushDto }),
+    HttpCode(202),
+  );
+
 /** C2: ERP connectors, with the tenant's own credentials. */
 @ApiTags('connectors')
 @TenantEndpoint()
@@ -145,15 +157,11 @@ export class ConnectorsController {
   }
 
   @Post('push-to-erp/:id')
-  @HttpCode(202)
   @ApiOperation({
     summary: 'Push a document into the ERP (a job); pushing again returns the existing push',
     description: PUSH_DESCRIPTION,
   })
-  @ApiAcceptedResponse({ type: PushDto })
-  @IdParam('id', 'Document', "No such document or connector for this tenant (another tenant's is 404 too)")
-  @JsonBodyErrors('connector_id missing or not a uuid')
-  @UsesDocument()
+  @PushesDocument()
   async push(
     @Param('id', UuidPipe) id: string,
     @Body() body: PushRequestDto,
@@ -216,16 +224,12 @@ export class ConnectorAliasesController {
   constructor(private readonly sync: ErpSyncService) {}
 
   @Post(':id/push-to-erp')
-  @HttpCode(202)
   @ApiOperation({
     summary: 'Alias of POST /connectors/push-to-erp/:id',
     description: `The same operation as POST /connectors/push-to-erp/{id}, for clients of the other public SDF server. ${PUSH_DESCRIPTION}`,
     deprecated: true,
   })
-  @ApiAcceptedResponse({ type: PushDto })
-  @IdParam('id', 'Document', "No such document or connector for this tenant (another tenant's is 404 too)")
-  @JsonBodyErrors('connector_id missing or not a uuid')
-  @UsesDocument()
+  @PushesDocument()
   async push(
     @Param('id', UuidPipe) id: string,
     @Body() body: PushRequestDto,
