@@ -1,7 +1,10 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { generateKeyPair } from '../signature/keys.js';
+import { signArchive } from '../signature/sign.js';
 import { buildSdf, invoiceData } from '../testing/build-sdf.js';
 import { validate } from '../validate.js';
 import { createValidationPool, WorkerTaskError } from './pool.js';
@@ -19,6 +22,34 @@ describe('validation pool (safety budget)', () => {
   it('gives the same result as in-process validation', async () => {
     const sdf = buildSdf();
     expect(await pool.validate(sdf)).toEqual(await validate(sdf));
+  });
+
+  it("looks a signer's key up in the context of the caller, not of whoever started the process", async () => {
+    const key = generateKeyPair('ECDSA-P256');
+    const archive = await signArchive(buildSdf(), { privateKeyPem: key.privateKeyPem, keyId: key.keyId });
+    const caller = new AsyncLocalStorage<string>();
+    const single = createValidationPool({ maxWorkers: 1, interactiveWorkers: 0 });
+    try {
+      // One process for all: the first caller starts it, the others queue behind and are answered by it.
+      const seen = await Promise.all(
+        ['a', 'b', 'c'].map((who) =>
+          caller.run(who, async () => {
+            let lookedUpAs: string | undefined;
+            const result = await single.validate(archive, {
+              keyLookup: (kid) => {
+                lookedUpAs = caller.getStore();
+                return kid === key.keyId ? { publicKey: key.publicKeyPem } : undefined;
+              },
+            });
+            expect(result.signature?.trusted).toBe(true);
+            return lookedUpAs;
+          }),
+        ),
+      );
+      expect(seen).toEqual(['a', 'b', 'c']);
+    } finally {
+      await single.destroy();
+    }
   });
 
   it('ends a catastrophic regex as a clear failure and keeps serving', async () => {

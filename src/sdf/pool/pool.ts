@@ -343,8 +343,10 @@ export function createValidationPool(options: ValidationPoolOptions = {}): Valid
     if (destroyed) return Promise.reject(new Error('the validation pool is destroyed'));
     return new Promise<T>((resolve, reject) => {
       // The answer runs when the worker's message arrives, in the context of whoever first started that
-      // worker; bound here, it runs in the caller's (whose tenant a key lookup must act for).
-      const answer = AsyncResource.bind(job.answer);
+      // worker; run in this scope, it runs in the caller's (whose tenant a key lookup must act for). One
+      // resource per task: AsyncResource.bind would also build its deprecated accessors on every call.
+      const scope = new AsyncResource('SdfPoolTask');
+      const answer: Job['answer'] = (message) => scope.runInAsyncScope(job.answer, undefined, message);
       lanes[job.lane].push(job.tenant, { ...job, answer, resolve: resolve as (result: unknown) => void, reject });
       dispatch();
     });
