@@ -3,6 +3,7 @@ import { useState, type FormEvent } from 'react';
 import { ApiProblem, api, unwrap } from '../api/client.js';
 import { formatDateTime } from '../format.js';
 import { ProblemNotice } from './status.js';
+import { FieldError } from '../field-error.js';
 
 /** One registered schema, fetched when the user opens it. */
 function SchemaBody({ schemaId, version }: { schemaId: string; version: string }) {
@@ -58,12 +59,9 @@ export function SchemasPage() {
     if (!file) return setFormError({ field: 'schema', text: 'Choose the JSON Schema file to register.' });
     create.mutate();
   };
-  const errorFor = (field: string) =>
-    formError?.field === field ? (
-      <p className="field-error" id={`${field}-error`} role="alert">
-        {formError.text}
-      </p>
-    ) : null;
+  const errorFor = (field: string) => (
+    <FieldError id={`${field}-error`} text={formError?.field === field ? formError.text : null} />
+  );
   const schemas = list.data?.schemas ?? [];
 
   return (

@@ -3,6 +3,7 @@ import { useState, type FormEvent, type ReactNode } from 'react';
 import { Link, useLocation, useSearch } from 'wouter';
 import { ApiProblem, api, unwrap } from '../api/client.js';
 import { useSession } from '../session.js';
+import { FieldError } from '../field-error.js';
 
 /** The deployment, from GET /health: the managed one offers account sign-in beside API keys. */
 export function useDeploymentMode(): 'self-hosted' | 'managed' | undefined {
@@ -14,15 +15,6 @@ function useNext(): () => void {
   const [, navigate] = useLocation();
   const next = new URLSearchParams(useSearch()).get('next');
   return () => navigate(next && next.startsWith('/') && !next.startsWith('//') ? next : '/documents');
-}
-
-function FieldError({ id, text }: { id: string; text: string | null }) {
-  if (!text) return null;
-  return (
-    <p className="field-error" id={id} role="alert">
-      {text}
-    </p>
-  );
 }
 
 /** Managed deployment: email and password, then the TOTP step when the account has one. */

@@ -3,6 +3,7 @@ import { useState, type FormEvent } from 'react';
 import { ApiProblem, api, unwrap, type Schemas } from '../api/client.js';
 import { formatDateTime } from '../format.js';
 import { ProblemNotice } from './status.js';
+import { FieldError } from '../field-error.js';
 
 type EventName = Schemas['CreateWebhookDto']['events'][number];
 const EVENTS: [EventName, string][] = [
@@ -75,11 +76,7 @@ export function WebhooksPage() {
             aria-invalid={formError?.field === 'url' || undefined}
             aria-describedby={formError?.field === 'url' ? 'url-error' : undefined}
           />
-          {formError?.field === 'url' && (
-            <p className="field-error" id="url-error" role="alert">
-              {formError.text}
-            </p>
-          )}
+          <FieldError id="url-error" text={formError?.field === 'url' ? formError.text : null} />
         </div>
         <fieldset className="field">
           <legend>Events</legend>
@@ -93,11 +90,7 @@ export function WebhooksPage() {
               {label} <code>{name}</code>
             </label>
           ))}
-          {formError?.field === 'events' && (
-            <p className="field-error" role="alert">
-              {formError.text}
-            </p>
-          )}
+          <FieldError text={formError?.field === 'events' ? formError.text : null} />
         </fieldset>
         {formError && formError.field !== 'url' && formError.field !== 'events' && (
           <p className="notice error" role="alert">

@@ -3,6 +3,7 @@ import { useRef, useState, type FormEvent } from 'react';
 import { ApiProblem, api, unwrap, type Schemas } from '../api/client.js';
 import { ProblemNotice } from '../documents/status.js';
 import { formatDateTime } from '../format.js';
+import { FieldError } from '../field-error.js';
 
 /** The organisation's API keys: created with a name and optional expiry, the raw key shown once. */
 export function ApiKeysPage() {
@@ -60,11 +61,7 @@ export function ApiKeysPage() {
             aria-invalid={formError?.field === 'name' || undefined}
             aria-describedby={formError?.field === 'name' ? 'key-name-error' : undefined}
           />
-          {formError?.field === 'name' && (
-            <p className="field-error" id="key-name-error" role="alert">
-              {formError.text}
-            </p>
-          )}
+          <FieldError id="key-name-error" text={formError?.field === 'name' ? formError.text : null} />
         </div>
         <div className="field">
           <label htmlFor="key-expires">Expires after (optional)</label>

@@ -3,6 +3,7 @@ import { useState, type FormEvent } from 'react';
 import { ApiProblem, api, unwrap, type Schemas } from '../api/client.js';
 import { ProblemNotice } from '../documents/status.js';
 import { formatDateTime } from '../format.js';
+import { FieldError } from '../field-error.js';
 
 type AuthType = Schemas['ConfigureConnectorDto']['auth_type'];
 type ErpType = Schemas['ConfigureConnectorDto']['erp_type'];
@@ -115,9 +116,7 @@ function ConnectorForm({ editing, onDone }: { editing: Connector | null; onDone:
           aria-describedby={invalid('base_url') ? 'base_url-error' : 'base_url-hint'}
         />
         {invalid('base_url') ? (
-          <p className="field-error" id="base_url-error" role="alert">
-            {problem?.text}
-          </p>
+          <FieldError id="base_url-error" text={problem?.text} />
         ) : (
           <p className="hint" id="base_url-hint">
             An address the service can reach; the managed service takes https only.

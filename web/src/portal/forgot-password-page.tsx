@@ -1,6 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { Link } from 'wouter';
 import { api, unwrap } from '../api/client.js';
+import { FieldError } from '../field-error.js';
 
 /** Forgot password: the address gets a link if it has an account; the page says the same either way. */
 export function ForgotPasswordPage() {
@@ -44,11 +45,7 @@ export function ForgotPasswordPage() {
               aria-describedby={error ? 'reset-email-error' : undefined}
               aria-invalid={error ? true : undefined}
             />
-            {error && (
-              <p className="field-error" id="reset-email-error" role="alert">
-                {error}
-              </p>
-            )}
+            <FieldError id="reset-email-error" text={error} />
           </div>
           <button type="submit" disabled={busy}>
             {busy ? 'Sending…' : 'Send the link'}

@@ -1,3 +1,5 @@
+import { FieldError } from '../field-error.js';
+
 /** What the service asks of a new password (the sign-up rule): the length is shown as the user types. */
 export const MIN_PASSWORD_LENGTH = 10;
 
@@ -34,11 +36,7 @@ export function NewPasswordField({
           <span aria-hidden="true">•</span> Not a common or easily guessed password
         </li>
       </ul>
-      {error && (
-        <p className="field-error" id="password-error" role="alert">
-          {error}
-        </p>
-      )}
+      <FieldError id="password-error" text={error} />
     </div>
   );
 }

@@ -4,6 +4,7 @@ import { ApiProblem, api, unwrap } from '../api/client.js';
 import { formatDateTime } from '../format.js';
 import { NewPasswordField } from './password-field.js';
 import { useProfile } from './team-page.js';
+import { FieldError } from '../field-error.js';
 
 function NameForm() {
   const queryClient = useQueryClient();
@@ -101,11 +102,7 @@ function PasswordChange() {
           aria-invalid={error?.field === 'current_password' || undefined}
           aria-describedby={error?.field === 'current_password' ? 'current-password-error' : undefined}
         />
-        {error?.field === 'current_password' && (
-          <p className="field-error" id="current-password-error" role="alert">
-            {error.text}
-          </p>
-        )}
+        <FieldError id="current-password-error" text={error?.field === 'current_password' ? error.text : null} />
       </div>
       <NewPasswordField
         label="New password"

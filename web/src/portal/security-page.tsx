@@ -7,6 +7,7 @@ import { download } from '../download.js';
 import { formatDateTime } from '../format.js';
 import { useSession } from '../session.js';
 import { useProfile } from './team-page.js';
+import { FieldError } from '../field-error.js';
 
 /** The otpauth URI as a QR code, drawn in this page (the secret goes to no other service). */
 function QrCode({ uri }: { uri: string }) {
@@ -76,11 +77,7 @@ function TwoStep() {
         aria-invalid={error ? true : undefined}
         aria-describedby={error ? 'totp-error' : undefined}
       />
-      {error && (
-        <p className="field-error" id="totp-error" role="alert">
-          {error}
-        </p>
-      )}
+      <FieldError id="totp-error" text={error} />
     </div>
   );
 

@@ -4,6 +4,7 @@ import { ApiProblem, api, unwrap, type Schemas } from '../api/client.js';
 import { ProblemNotice } from '../documents/status.js';
 import { formatDateTime } from '../format.js';
 import { useProfile } from './team-page.js';
+import { FieldError } from '../field-error.js';
 
 function CopyField({ id, label, value }: { id: string; label: string; value: string }) {
   const [copied, setCopied] = useState(false);
@@ -76,11 +77,7 @@ function OrganisationName({ canRename }: { canRename: boolean }) {
           aria-describedby={rename.error ? 'org-name-error' : undefined}
           aria-invalid={rename.error ? true : undefined}
         />
-        {rename.error && (
-          <p className="field-error" id="org-name-error" role="alert">
-            {rename.error.message}
-          </p>
-        )}
+        <FieldError id="org-name-error" text={rename.error?.message} />
       </div>
       {saved && (
         <p className="notice ok" role="status">
@@ -145,12 +142,9 @@ function SingleSignOn() {
 
   const s: Sso | undefined = sso.data;
   if (!s) return <ProblemNotice error={sso.error} />;
-  const fieldError = (field: string) =>
-    problem?.field === field ? (
-      <p className="field-error" id={`${field}-error`} role="alert">
-        {problem.text}
-      </p>
-    ) : null;
+  const fieldError = (field: string) => (
+    <FieldError id={`${field}-error`} text={problem?.field === field ? problem.text : null} />
+  );
   return (
     <>
       <p data-testid="sso-state">

@@ -2,6 +2,7 @@ import { useState, type FormEvent } from 'react';
 import { Link } from 'wouter';
 import { ApiProblem, api, unwrap } from '../api/client.js';
 import { MIN_PASSWORD_LENGTH, NewPasswordField } from './password-field.js';
+import { FieldError } from '../field-error.js';
 
 /** acme-gmbh from "Acme GmbH": the short name's rule (lower case letters, digits, inner hyphens). */
 function slugOf(name: string): string {
@@ -62,12 +63,9 @@ export function SignUpPage() {
     }
   };
 
-  const fieldError = (field: Field) =>
-    error?.field === field ? (
-      <p className="field-error" id={`${field}-error`} role="alert">
-        {error.text}
-      </p>
-    ) : null;
+  const fieldError = (field: Field) => (
+    <FieldError id={`${field}-error`} text={error?.field === field ? error.text : null} />
+  );
   const described = (field: Field, hint?: string) =>
     [hint, error?.field === field ? `${field}-error` : undefined].filter(Boolean).join(' ') || undefined;
 

@@ -3,6 +3,7 @@ import { useState, type FormEvent } from 'react';
 import { ApiProblem, api, unwrap, type Schemas } from '../api/client.js';
 import { ProblemNotice } from '../documents/status.js';
 import { formatDateTime } from '../format.js';
+import { FieldError } from '../field-error.js';
 
 type Role = Schemas['MemberDto']['role'];
 type InviteRole = Schemas['CreateInvitationDto']['role'];
@@ -115,11 +116,7 @@ export function TeamPage() {
             </select>
           </div>
         </div>
-        {formError && (
-          <p className="field-error" id="invite-email-error" role="alert">
-            {formError.text}
-          </p>
-        )}
+        <FieldError id="invite-email-error" text={formError?.text} />
         <button type="submit" disabled={invite.isPending}>
           {invite.isPending ? 'Sending…' : 'Send invitation'}
         </button>
