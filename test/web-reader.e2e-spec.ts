@@ -24,7 +24,6 @@ interface Verdict {
   file: string | null;
 }
 
-/** `sdf validate --json` of a file: the verdict the service gives it. */
 /** What `sdf validate --json` says of each file, from one run of the command over all of them. */
 async function cliVerdicts(paths: string[]): Promise<Verdict[]> {
   const { stdout } = await run(process.execPath, [CLI, 'validate', '--json', ...paths], {
