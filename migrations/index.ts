@@ -25,6 +25,7 @@ import { PasswordResetTokens1795600000000 } from './1795600000000-password-reset
 import { UserNames1795700000000 } from './1795700000000-user-names.js';
 import { RowLevelSecurity1795800000000 } from './1795800000000-row-level-security.js';
 import { StorageChanges1795900000000 } from './1795900000000-storage-changes.js';
+import { ApiKeyLookup1796000000000 } from './1796000000000-api-key-lookup.js';
 
 /** Every migration, in order. Listed explicitly: glob loading does not work for TypeScript sources under vitest. */
 export const migrations = [
@@ -55,4 +56,5 @@ export const migrations = [
   UserNames1795700000000,
   RowLevelSecurity1795800000000,
   StorageChanges1795900000000,
+  ApiKeyLookup1796000000000,
 ];

@@ -2,6 +2,7 @@ import pg from 'pg';
 import type { EntitySubscriberInterface, TransactionStartEvent } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requestContext } from '../src/common/request-context.js';
+import { ApiKeysService } from '../src/auth/api-keys.service.js';
 import { preparedQuery } from '../src/database/prepared.js';
 import { startApp, type TestApp } from './helpers/app.js';
 import { upload, waitForFinal } from './helpers/documents.js';
@@ -143,6 +144,50 @@ describe('row-level security: the second wall between tenants', () => {
       expect(all).toEqual(expect.arrayContaining([a.id, b.id]));
       expect(tenantsOf(await t.ds.query(sql))).toEqual(all);
     }
+  });
+
+  it("the API key lookup finds any tenant's key on a connection named for another tenant, and leaves it so named", async () => {
+    const keys = t.app.get(ApiKeysService);
+    const setting = `SELECT current_setting('app.tenant_id', true) AS tenant`;
+    await requestContext.run({ requestId: 'rls-key-lookup', tenantId: a.id }, async () => {
+      for (const tenant of [b, a, b]) {
+        expect((await keys.verify(tenant.apiKey))?.tenant.id).toBe(tenant.id);
+        // The scope the function names for itself ends with it: the connection is still A's.
+        expect(await preparedQuery(t.ds, 'rls_probe_setting', setting, [])).toEqual([{ tenant: a.id }]);
+      }
+    });
+    // A key that does not match finds nothing, whichever tenant its prefix belongs to.
+    const forged = `${b.apiKey.slice(0, -4)}${b.apiKey.endsWith('AAAA') ? 'BBBB' : 'AAAA'}`;
+    expect(await requestContext.run({ requestId: 'rls-key-lookup', tenantId: a.id }, () => keys.verify(forged))).toBe(
+      null,
+    );
+  });
+
+  it("a tenant's requests, by API key or by token, do not rename the connections they take", async () => {
+    const named: string[] = [];
+    const query = pg.Client.prototype.query;
+    // Every statement the service's connections send, to count the namings among them.
+    pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+      const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string } | undefined)?.text;
+      if (text?.includes(`set_config('app.tenant_id'`)) named.push(text);
+      return (query as (...a: unknown[]) => unknown).apply(this, args);
+    } as typeof query;
+    const requests = 12;
+    try {
+      for (let i = 0; i < requests; i++) {
+        await t.http().get('/sdf').set('X-API-Key', a.apiKey).expect(200);
+        await t
+          .http()
+          .get('/sdf')
+          .set('Authorization', `Bearer ${t.tenantToken(a.id)}`)
+          .expect(200);
+      }
+    } finally {
+      pg.Client.prototype.query = query;
+    }
+    // Named for A once per connection taken (and now and then again after a sweep across tenants took
+    // it); naming it for none before each authentication and for A after it would be four per pair.
+    expect(named.length).toBeLessThan(requests);
   });
 
   it('the role can neither turn row-level security off nor change a table', async () => {

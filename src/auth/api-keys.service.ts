@@ -5,7 +5,7 @@ import { authTenantColumns, Tenant, type AuthTenant } from '../tenants/entities/
 import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata.js';
 import { API_KEY_PATTERN, apiKeyMatches, KEY_PREFIX_LENGTH, mintApiKey } from './api-key-format.js';
 import { ApiKey } from './entities/api-key.entity.js';
-import { preparedQuery } from '../database/prepared.js';
+import type { TenantScopedPool } from '../database/tenant-scope.js';
 
 export interface CreatedApiKey {
   record: ApiKey;
@@ -50,10 +50,15 @@ export class ApiKeysService {
    */
   async verify(presented: string): Promise<VerifiedKey | null> {
     if (!API_KEY_PATTERN.test(presented)) return null;
-    // Every authenticated request comes here: one plain statement (no query builder, no entity mapping).
-    const rows = await preparedQuery<Record<string, unknown>>(this.ds, 'sdf_api_key_by_prefix', this.verifySql(), [
-      presented.slice(0, KEY_PREFIX_LENGTH),
-    ]);
+    // Every authenticated request comes here: one prepared statement (no query builder, no entity
+    // mapping) through a function that sees every tenant's keys by itself, so the connection keeps the
+    // tenant it is named for and the request's own statements need not name it again.
+    const pool = (this.ds.driver as unknown as { master: TenantScopedPool }).master;
+    const { rows } = await pool.queryInOwnScope<Record<string, unknown>>({
+      name: 'sdf_api_keys_by_prefix',
+      text: this.verifySql(),
+      values: [presented.slice(0, KEY_PREFIX_LENGTH)],
+    });
     const now = Date.now();
     for (const row of rows) {
       const candidate = Object.assign(new ApiKey(), pick(row, 'k.'));
@@ -70,10 +75,10 @@ export class ApiKeysService {
   /** The key and its tenant (as AuthTenant), the entities' columns (from their metadata) under a prefix. */
   private verifySql(): string {
     if (this.sql) return this.sql;
-    const as = (alias: string) => (c: ColumnMetadata) => `${alias}.${c.databaseName} AS "${alias}.${c.propertyName}"`;
+    const as = (alias: string) => (c: ColumnMetadata) =>
+      `(found.${alias}).${c.databaseName} AS "${alias}.${c.propertyName}"`;
     const columns = [...this.ds.getMetadata(ApiKey).columns.map(as('k')), ...authTenantColumns(this.ds).map(as('t'))];
-    this.sql = `SELECT ${columns.join(', ')}
-      FROM api_keys k JOIN tenants t ON t.id = k.tenant_id WHERE k.key_prefix = $1`;
+    this.sql = `SELECT ${columns.join(', ')} FROM sdf_api_keys_by_prefix($1) found`;
     return this.sql;
   }
 }

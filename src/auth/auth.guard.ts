@@ -5,6 +5,7 @@ import { AppConfig } from '../config/app-config.js';
 import { AppError } from '../common/errors.js';
 import { requestContext } from '../common/request-context.js';
 import { TenantsRepository } from '../tenants/tenants.repository.js';
+import { actingForTenant } from '../database/tenant-scope.js';
 import { ApiKeysService } from './api-keys.service.js';
 import type { AuthContext, AuthenticatedRequest } from './auth-context.js';
 import { AuthFailureThrottle } from './auth-failure-throttle.js';
@@ -111,7 +112,11 @@ export class AuthGuard implements CanActivate {
     if (claims.sid !== undefined && (await this.revocations.isRevoked(claims.sid))) {
       throw AppError.unauthorized('Session ended');
     }
-    const tenant = UUID.test(claims.tenant_id) ? await this.tenants.findForAuth(claims.tenant_id) : null;
+    // Looked up on a connection named for the tenant the token claims (the row is visible there only if it
+    // is that tenant's), which is the tenant the request's own statements then act for: no renaming.
+    const tenant = UUID.test(claims.tenant_id)
+      ? await actingForTenant(claims.tenant_id, () => this.tenants.findForAuth(claims.tenant_id), 'auth')
+      : null;
     if (!tenant) throw AppError.unauthorized('Invalid token');
     req.tenant = tenant;
     // The `user:` prefix keeps a subject from ever passing for another kind of actor (api_key:, admin:).

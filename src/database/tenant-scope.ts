@@ -42,6 +42,32 @@ export class TenantScopedPool extends pg.Pool {
       );
     });
   }
+
+  /**
+   * Runs a statement that names its own scope and so sees the same rows on a connection named for any
+   * tenant (the API key lookup, `sdf_api_keys_by_prefix`): on the next free connection as it is, without
+   * naming it. Not for anything else: a statement run here acts for whichever tenant the connection
+   * happens to be named for.
+   */
+  async queryInOwnScope<T extends pg.QueryResultRow>(config: pg.QueryConfig): Promise<pg.QueryResult<T>> {
+    const client = await new Promise<pg.PoolClient>((resolve, reject) =>
+      super.connect((err, taken) => (err || !taken ? reject(err ?? new Error('no connection')) : resolve(taken))),
+    );
+    // As pg's own Pool.query: a connection lost while checked out fails the statement, not the process,
+    // and a connection whose statement failed is not handed out again.
+    const lost = () => undefined;
+    client.on('error', lost);
+    try {
+      const result = await client.query<T>(config);
+      client.off('error', lost);
+      client.release();
+      return result;
+    } catch (err) {
+      client.off('error', lost);
+      client.release(err as Error);
+      throw err;
+    }
+  }
 }
 
 async function nameTenant(client: NamedClient, tenant: string): Promise<void> {
