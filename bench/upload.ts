@@ -4,8 +4,10 @@
  *
  * - upload alone: uploads/s to the 201 and the p50/p99 of that answer;
  * - upload to valid: each client uploads, then waits until its document has left `pending`; uploads/s,
- *   the p50/p99 of upload-to-valid, and the share of the machine's CPU left idle meanwhile. One poller reads the statuses of every waiting document from
- *   PostgreSQL every 5 ms, so waiting adds no HTTP load to the service being measured.
+ *   the p50/p99 of upload-to-valid, and the share of the machine's CPU left idle meanwhile: while every
+ *   client has a call in flight (from the first answer to the start of the last call), and over the whole
+ *   phase with its start and the drain of its last calls. One poller reads the statuses of every waiting
+ *   document from PostgreSQL every 5 ms, so waiting adds no HTTP load to the service being measured.
  *
  * Both figures are measured twice: one process doing API and jobs (PROCESS_ROLE all, in this process),
  * then an `api` and a `worker` process of the built service (dist/src/main.js) side by side.
@@ -50,17 +52,34 @@ interface Figure {
   p99: number;
 }
 
+/**
+ * When every client has a call in flight: from the first call's answer (connections are open and the
+ * service has seen the work) to the start of the last call (from then on fewer clients remain busy as
+ * the last calls end).
+ */
+interface Saturation {
+  onStart(): void;
+  onEnd(): void;
+}
+
 /** `total` calls of `one` by `concurrency` clients; uploads/s and latency percentiles of the calls. */
-async function runClients(concurrency: number, total: number, one: () => Promise<void>): Promise<Figure> {
+async function runClients(
+  concurrency: number,
+  total: number,
+  one: () => Promise<void>,
+  saturation?: Saturation,
+): Promise<Figure> {
   let next = 0;
   const latencies: number[] = [];
   const started = performance.now();
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
       while (next++ < total) {
+        if (next === total) saturation?.onEnd();
         const t0 = performance.now();
         await one();
         latencies.push(performance.now() - t0);
+        if (latencies.length === 1) saturation?.onStart();
       }
     }),
   );
@@ -176,7 +195,7 @@ async function measure(
 ): Promise<void> {
   print(`\n${label}`);
   print(
-    'clients | baseline up/s | upload up/s  ratio  p50 ms  p99 ms | to-valid up/s  ratio  p50 ms  p99 ms  p99/p50 | idle %',
+    'clients | baseline up/s | upload up/s  ratio  p50 ms  p99 ms | to-valid up/s  ratio  p50 ms  p99 ms  p99/p50 | idle %  phase idle %',
   );
   const upload = async () => {
     const res = await fetch(`${url}/upload`, { method: 'POST', headers: auth, body: form(archive) });
@@ -192,15 +211,22 @@ async function measure(
     const alone = await runClients(clients, PER_LEVEL, async () => void (await upload()));
     await poller.drain();
     const before = machineTimes();
-    const toValid = await runClients(clients, PER_LEVEL, async () => poller.settled(await upload()));
-    const idle = idleShare(before, machineTimes());
+    const span: { start?: number[]; end?: number[] } = {};
+    const toValid = await runClients(clients, PER_LEVEL, async () => poller.settled(await upload()), {
+      onStart: () => (span.start = machineTimes()),
+      // With no more calls than clients there is no span in which all are busy.
+      onEnd: () => void (span.start && (span.end = machineTimes())),
+    });
+    const phase = idleShare(before, machineTimes());
+    // While every client is busy; the whole phase also holds its start and the drain of its last calls.
+    const saturated = span.start && span.end ? idleShare(span.start, span.end) : undefined;
     print(
       [
         String(clients).padStart(7),
         fmt(base.rate, 13),
         `${fmt(alone.rate, 11)} ${fmt(alone.rate / base.rate, 6, 2)} ${fmt(alone.p50, 7)} ${fmt(alone.p99, 7)}`,
         `${fmt(toValid.rate, 13)} ${fmt(toValid.rate / base.rate, 6, 2)} ${fmt(toValid.p50, 7)} ${fmt(toValid.p99, 7)} ${fmt(toValid.p99 / toValid.p50, 8, 2)}`,
-        fmt(idle * 100, 6),
+        `${saturated === undefined ? '     -' : fmt(saturated * 100, 6)} ${fmt(phase * 100, 11)}`,
       ].join(' | '),
     );
   }
