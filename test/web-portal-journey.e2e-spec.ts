@@ -351,6 +351,8 @@ describe('the managed portal, end to end in the browser', () => {
       await page.locator('#sso-error').waitFor();
       await page.getByLabel('Organisation short name').fill(slug);
       await page.getByRole('button', { name: 'Continue to your identity provider' }).click();
+      // The portal's sign-in page has an Email field and a Sign in button too: on the IdP's page first.
+      await page.waitForURL((url) => url.href.startsWith(idp.ssoUrl));
       await page.getByLabel('Email').fill(email);
       await page.getByRole('button', { name: 'Sign in' }).click();
       // Back in the portal, signed in as the owner, with the tokens gone from the address bar.
