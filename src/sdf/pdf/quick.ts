@@ -1,5 +1,6 @@
 import { inflateSync } from 'node:zlib';
 import { DEFAULT_LIMITS } from '../limits.js';
+import { byteSearch } from './byte-search.js';
 import { findHiddenObjectHeader } from './hidden.js';
 import { STANDARD_14_FONTS } from './names.js';
 import { Dict, Name, Reader, Ref, Stream, Unsure, isDigit, latin1, unsure, type Value } from './strict-reader.js';
@@ -21,6 +22,7 @@ import { Dict, Name, Reader, Ref, Stream, Unsure, isDigit, latin1, unsure, type 
  */
 
 const ENDSTREAM = Buffer.from('endstream', 'latin1');
+const findEndstream = byteSearch(ENDSTREAM);
 
 interface Parsed {
   pdf: Uint8Array;
@@ -151,7 +153,7 @@ function parseFile(pdf: Uint8Array): Parsed {
         r.skipSpace();
         // The first `endstream` after the data must be this one: the lexical scan of the full inspection
         // ends a stream at the first `endstream`, so data holding the word is left to it (see quickInspect).
-        if (haystack.indexOf(ENDSTREAM, start) !== r.pos) unsure();
+        if (findEndstream(haystack, start) !== r.pos) unsure();
         r.pos += ENDSTREAM.length;
         if (dict.has('F') || dict.has('FFilter') || dict.has('FDecodeParms')) unsure();
         const type = dict.get('Type');

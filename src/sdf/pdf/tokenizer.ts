@@ -1,8 +1,10 @@
+import { byteSearch } from './byte-search.js';
 import { decodePdfName } from './names.js';
 
 const WHITESPACE = new Set([0x00, 0x09, 0x0a, 0x0c, 0x0d, 0x20]);
 const DELIMITERS = new Set([0x28, 0x29, 0x3c, 0x3e, 0x5b, 0x5d, 0x7b, 0x7d, 0x2f, 0x25]);
 const ENDSTREAM = Buffer.from('endstream', 'latin1');
+const findEndstream = byteSearch(ENDSTREAM);
 
 const isRegular = (byte: number): boolean => !WHITESPACE.has(byte) && !DELIMITERS.has(byte);
 
@@ -40,7 +42,7 @@ export function* scanNames(pdf: Uint8Array, objTokens?: Set<number>): Generator<
         i - start === 6 &&
         Buffer.from(pdf.buffer, pdf.byteOffset + start, 6).toString('latin1') === 'stream'
       ) {
-        const end = Buffer.from(pdf.buffer, pdf.byteOffset, n).indexOf(ENDSTREAM, i);
+        const end = findEndstream(Buffer.from(pdf.buffer, pdf.byteOffset, n), i);
         i = end < 0 ? n : end + ENDSTREAM.length;
       }
     } else {
