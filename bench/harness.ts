@@ -89,7 +89,11 @@ export function startProcess(
 ): Promise<{ child: ChildProcess; url?: string }> {
   // BENCH_PROFILE_DIR: each service process writes its CPU profile there when it ends.
   const profile = process.env.BENCH_PROFILE_DIR;
-  const args = profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`, '--cpu-prof-interval=250'] : [];
+  // A deprecation the service runs into is printed with the stack that reached it.
+  const args = [
+    '--trace-deprecation',
+    ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`, '--cpu-prof-interval=250'] : []),
+  ];
   const logDir = mkdtempSync(join(tmpdir(), `sdf-bench-${role}-log-`));
   const logPath = join(logDir, 'service.log');
   const logFd = openSync(logPath, 'w');
