@@ -1,7 +1,7 @@
 /**
  * Buffer#indexOf looks for a needle of eight bytes or more by Boyer-Moore-Horspool, which on bytes with
  * few repeats (compressed streams, scanned images) runs about five times slower than its search for a
- * shorter needle, a memchr-driven scan: 7 against 1.3 ms over 19 MB of random bytes. Most of a scanned
+ * shorter needle, a memchr-driven scan: 7 against 1.3 ms over 19 MB of random bytes. Half of a scanned
  * page's validation was this search for `endstream` through the image data.
  *
  * So a long needle is looked for by its first seven bytes, and each hit is checked for the rest. Bytes
