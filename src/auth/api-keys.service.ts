@@ -5,7 +5,7 @@ import { authTenantColumns, Tenant, type AuthTenant } from '../tenants/entities/
 import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata.js';
 import { API_KEY_PATTERN, apiKeyMatches, KEY_PREFIX_LENGTH, mintApiKey } from './api-key-format.js';
 import { ApiKey } from './entities/api-key.entity.js';
-import type { TenantScopedPool } from '../database/tenant-scope.js';
+import { tenantPool } from '../database/tenant-scope.js';
 
 export interface CreatedApiKey {
   record: ApiKey;
@@ -53,8 +53,7 @@ export class ApiKeysService {
     // Every authenticated request comes here: one prepared statement (no query builder, no entity
     // mapping) through a function that sees every tenant's keys by itself, so the connection keeps the
     // tenant it is named for and the request's own statements need not name it again.
-    const pool = (this.ds.driver as unknown as { master: TenantScopedPool }).master;
-    const { rows } = await pool.queryInOwnScope<Record<string, unknown>>({
+    const { rows } = await tenantPool(this.ds).queryInOwnScope<Record<string, unknown>>({
       name: 'sdf_api_keys_by_prefix',
       text: this.verifySql(),
       values: [presented.slice(0, KEY_PREFIX_LENGTH)],

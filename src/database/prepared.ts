@@ -1,5 +1,6 @@
-import type { Pool, QueryResultRow } from 'pg';
+import type { QueryResultRow } from 'pg';
 import type { DataSource, EntityManager } from 'typeorm';
+import { tenantPool } from './tenant-scope.js';
 
 /**
  * A statement on the path of every upload or request, run as a named prepared statement: each pooled
@@ -15,7 +16,7 @@ export async function preparedQuery<T extends QueryResultRow>(
   manager?: EntityManager,
 ): Promise<T[]> {
   if (manager && manager !== ds.manager) return (await manager.query(text, values)) as T[];
-  const pool = (ds.driver as unknown as { master: Pool }).master;
+  const pool = tenantPool(ds);
   return (await pool.query<T>({ name, text, values })).rows;
 }
 
@@ -29,7 +30,7 @@ export type PreparedRunner = <T extends QueryResultRow>(name: string, text: stri
  * back; a connection that cannot roll back is discarded, never returned to the pool mid-transaction.
  */
 export async function preparedTransaction<T>(ds: DataSource, work: (query: PreparedRunner) => Promise<T>): Promise<T> {
-  const pool = (ds.driver as unknown as { master: Pool }).master;
+  const pool = tenantPool(ds);
   const client = await pool.connect();
   // A checked-out connection that drops emits 'error' (the pool listens on idle ones only): the
   // statement in flight fails with it, so it is noted here rather than left to crash the process.

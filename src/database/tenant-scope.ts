@@ -1,4 +1,5 @@
 import pg from 'pg';
+import type { DataSource } from 'typeorm';
 import { requestContext } from '../common/request-context.js';
 
 /** The tenant a pooled connection was last named for ('' for none), kept on the connection itself. */
@@ -83,6 +84,11 @@ async function nameTenant(client: NamedClient, tenant: string): Promise<void> {
     client.off('error', lost);
   }
   client[NAMED] = tenant;
+}
+
+/** The service's connection pool under a data source (every one is made with `tenantScopedPg`). */
+export function tenantPool(ds: DataSource): TenantScopedPool {
+  return (ds.driver as unknown as { master: TenantScopedPool }).master;
 }
 
 /** The `pg` module as TypeORM loads it, with the pool above in place of its own. */
