@@ -17,6 +17,7 @@ import type { PackInput } from '../producer/pack.js';
 import type { WorkerMessage, WorkerTask } from './validate-worker.js';
 import { transpiledWorkerUrl } from './ts-sources.js';
 import { overBudget } from './budget.js';
+import { closeStageBoard, openStageBoard, readStage, STAGE_BOARD_FD } from './stage-board.js';
 
 export interface ValidationPoolOptions {
   /** Most worker processes at once for background files; default: defaultPoolWorkers(). */
@@ -187,7 +188,7 @@ interface Job {
   lane: PoolLane;
   tenant: string;
   /** The caller's answer from the worker's reply. */
-  answer(message: Exclude<WorkerMessage, { stage: number } | { error: string }>): Promise<unknown>;
+  answer(message: Exclude<WorkerMessage, { error: string }>): Promise<unknown>;
   /** The caller's answer when the file ran out of its budget during `stage`. */
   overBudget(stage: CheckName, exceeded: 'time' | 'memory'): unknown;
   resolve(result: unknown): void;
@@ -197,7 +198,8 @@ interface Job {
 interface Slot {
   child: ChildProcess;
   job?: Job;
-  stage: number;
+  /** The process's stage board (stage-board.ts): which task it is on, since when, in which check. */
+  board: number;
   timer?: NodeJS.Timeout;
   idle?: NodeJS.Timeout;
   stderr: string;
@@ -237,15 +239,24 @@ export function createValidationPool(options: ValidationPoolOptions = {}): Valid
   let destroyed = false;
 
   function spawn(): Slot {
-    const child = fork(modulePath, [], {
-      // A bounded young generation as well, so the heap limit is the whole budget.
-      execArgv: [`--max-old-space-size=${memoryMb}`, '--max-semi-space-size=8'],
-      serialization: 'advanced', // Buffers cross as bytes, not as JSON arrays
-      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
-    });
+    const board = openStageBoard();
+    const stdio: (number | 'ignore' | 'pipe' | 'ipc')[] = ['ignore', 'ignore', 'pipe', 'ipc'];
+    stdio[STAGE_BOARD_FD] = board;
+    let child: ChildProcess;
+    try {
+      child = fork(modulePath, [], {
+        // A bounded young generation as well, so the heap limit is the whole budget.
+        execArgv: [`--max-old-space-size=${memoryMb}`, '--max-semi-space-size=8'],
+        serialization: 'advanced', // Buffers cross as bytes, not as JSON arrays
+        stdio,
+      });
+    } catch (error) {
+      closeStageBoard(board);
+      throw error;
+    }
     const slot: Slot = {
       child,
-      stage: -1,
+      board,
       stderr: '',
       exited: new Promise((resolve) => child.once('exit', () => resolve())),
     };
@@ -256,11 +267,14 @@ export function createValidationPool(options: ValidationPoolOptions = {}): Valid
     // Always listened to: an 'error' event without a listener would be thrown in this process.
     child.on('error', () => retire(slot));
     void slot.exited.then(() => {
-      if (!slots.delete(slot)) return; // retired: its file was already answered
-      clearTimeout(slot.idle);
-      if (OUT_OF_MEMORY.test(slot.stderr)) settle(slot, (job) => job.resolve(budgetResult(slot, job, 'memory')));
-      else settle(slot, (job) => job.reject(new Error(`the validation worker exited unexpectedly: ${lastLine(slot)}`)));
-      dispatch();
+      if (slots.delete(slot)) {
+        clearTimeout(slot.idle);
+        if (OUT_OF_MEMORY.test(slot.stderr)) settle(slot, (job) => job.resolve(budgetResult(slot, job, 'memory')));
+        else
+          settle(slot, (job) => job.reject(new Error(`the validation worker exited unexpectedly: ${lastLine(slot)}`)));
+        dispatch();
+      } // else retired: its file was already answered
+      closeStageBoard(slot.board);
     });
     slots.add(slot);
     return slot;
@@ -269,22 +283,11 @@ export function createValidationPool(options: ValidationPoolOptions = {}): Valid
   function onMessage(slot: Slot, message: WorkerMessage): void {
     const job = slot.job;
     if (!job || message.id !== job.task.id) return;
-    if ('stage' in message) {
-      slot.stage = message.stage;
-      // The budget counts from the moment the worker starts on the file, so time spent in the queue
-      // or starting the process does not eat it.
-      slot.timer ??= setTimeout(() => {
-        settle(slot, (j) => j.resolve(budgetResult(slot, j, 'time')));
-        retire(slot);
-      }, timeoutMs);
-      return;
-    }
     if ('error' in message) {
       settle(slot, (j) => j.reject(new WorkerTaskError(`validation failed inside the worker: ${message.error}`)));
     } else {
       settle(slot, (j) => j.answer(message).then(j.resolve, j.reject));
     }
-    slot.stage = -1;
     slot.child.unref();
     slot.idle = setTimeout(() => retire(slot), idleTimeoutMs);
     slot.idle.unref();
@@ -301,7 +304,25 @@ export function createValidationPool(options: ValidationPoolOptions = {}): Valid
   }
 
   function budgetResult(slot: Slot, job: Job, exceeded: 'time' | 'memory'): unknown {
-    return job.overBudget(CHECK_NAMES[slot.stage] ?? 'container', exceeded);
+    const stage = readStage(slot.board, job.task.id)?.stage ?? -1;
+    return job.overBudget(CHECK_NAMES[stage] ?? 'container', exceeded);
+  }
+
+  /**
+   * Ends the slot's file once it has run `timeoutMs` since the process started on it (so time spent in
+   * the queue or starting the process does not eat the budget): checked `delay` from now, and again
+   * until the process has started and its time is up.
+   */
+  function armBudget(slot: Slot, delay: number): void {
+    slot.timer = setTimeout(() => {
+      const job = slot.job;
+      if (!job) return;
+      const mark = readStage(slot.board, job.task.id);
+      const left = mark ? mark.startedAt + timeoutMs - Date.now() : timeoutMs;
+      if (left > 0) return armBudget(slot, left);
+      settle(slot, (j) => j.resolve(budgetResult(slot, j, 'time')));
+      retire(slot);
+    }, delay);
   }
 
   /** Takes a process out of service and kills it; SIGKILL cannot be delayed by a busy heap. */
@@ -332,10 +353,10 @@ export function createValidationPool(options: ValidationPoolOptions = {}): Valid
       const job = lanes[lane].shift()!;
       clearTimeout(slot.idle);
       slot.job = job;
-      slot.stage = -1;
       // A busy worker keeps this process alive until the file is answered; an idle one does not.
       slot.child.ref();
       slot.child.send(job.task);
+      armBudget(slot, timeoutMs);
     }
   }
 

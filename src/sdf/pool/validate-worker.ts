@@ -6,6 +6,7 @@ import { parseMeta } from '../rules/meta.js';
 import { checkIntegrity, type IntegrityOutcome } from '../signature/verify.js';
 import { validateCore, CHECK_NAMES, type CoreOutcome } from '../validate.js';
 import { openArchive, readEntries } from '../zip/archive.js';
+import { markStage, markStart } from './stage-board.js';
 
 /**
  * Pool to worker. `validate` (the default) runs the checks of F10. `verify` runs the integrity half of
@@ -39,11 +40,10 @@ export interface SdfErrorShape {
 }
 
 /**
- * Worker to pool: the check now running (the first one also starts the time budget), then the outcome.
- * Answers carry the worker's pid, so a caller can tell which process did the work.
+ * Worker to pool: the outcome, one message per task. Answers carry the worker's pid, so a caller can tell
+ * which process did the work. When the task started and which check runs are on the stage board.
  */
 export type WorkerMessage =
-  | { id: number; stage: number }
   | { id: number; outcome: CoreOutcome; pid: number }
   | { id: number; integrity: IntegrityOutcome; pid: number }
   | { id: number; extracted: { size: number; data?: Uint8Array }; pid: number }
@@ -61,7 +61,7 @@ function toInput(input: Uint8Array | string): Buffer | string {
 
 /** F9 integrity on the whole archive; an unreadable or unsigned file is an answer, not an error. */
 async function verify(task: WorkerTask): Promise<IntegrityOutcome> {
-  send({ id: task.id, stage: CHECK_NAMES.indexOf('signature') });
+  markStage(CHECK_NAMES.indexOf('signature'));
   try {
     const limits = resolveLimits(task.limits);
     const opened = await openArchive(toInput(task.input), limits);
@@ -83,7 +83,7 @@ async function verify(task: WorkerTask): Promise<IntegrityOutcome> {
  * there (`writeNewFile`), so its bytes never cross to the service.
  */
 async function extract(task: WorkerTask): Promise<{ size: number; data?: Uint8Array }> {
-  send({ id: task.id, stage: CHECK_NAMES.indexOf('container') });
+  markStage(CHECK_NAMES.indexOf('container'));
   const data = (await readEntries(toInput(task.input), [{ name: 'data.json' }], task.limits)).get('data.json');
   if (!data) throw new SdfError('SDF_ERROR_MISSING_FILE', 'the archive holds no data.json', 'data.json');
   if (task.output === undefined) return { size: data.length, data };
@@ -97,7 +97,7 @@ async function extract(task: WorkerTask): Promise<{ size: number; data?: Uint8Ar
  * SdfError it is, so the service can answer with the schema's errors.
  */
 async function produce(task: WorkerTask): Promise<WorkerMessage> {
-  send({ id: task.id, stage: CHECK_NAMES.indexOf('data') });
+  markStage(CHECK_NAMES.indexOf('data'));
   try {
     const { archive, meta } = await pack({ ...task.produce!, limits: task.limits });
     if (task.output === undefined)
@@ -114,12 +114,14 @@ async function produce(task: WorkerTask): Promise<WorkerMessage> {
 /** Runs in a pool process: the untrusted bytes never touch the service's heap or event loop. */
 async function run(task: WorkerTask): Promise<WorkerMessage> {
   try {
+    // The time budget counts from here, not from the time the task waited for this process.
+    markStart(task.id, -1);
     if (task.kind === 'produce') return await produce(task);
     if (task.kind === 'verify') return { id: task.id, integrity: await verify(task), pid: process.pid };
     if (task.kind === 'data') return { id: task.id, extracted: await extract(task), pid: process.pid };
     const outcome = await validateCore(toInput(task.input), {
       limits: task.limits,
-      onStage: (name) => send({ id: task.id, stage: CHECK_NAMES.indexOf(name) }),
+      onStage: (name) => markStage(CHECK_NAMES.indexOf(name)),
     });
     return { id: task.id, outcome, pid: process.pid };
   } catch (error) {
