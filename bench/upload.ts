@@ -9,8 +9,9 @@
  *   phase with its start and the drain of its last calls. One poller reads the statuses of every waiting
  *   document from PostgreSQL every 5 ms, so waiting adds no HTTP load to the service being measured.
  *
- * Both figures are measured twice: one process doing API and jobs (PROCESS_ROLE all, in this process),
- * then an `api` and a `worker` process of the built service (dist/src/main.js) side by side.
+ * Both figures are measured twice, each with the built service (dist/src/main.js) in processes of its
+ * own, as it is deployed: one process doing API and jobs (PROCESS_ROLE all), then an `api` and a
+ * `worker` process side by side. The clients, the bare server and the poller share this process.
  *
  *   npm run bench:upload        (BENCH_UPLOADS uploads per level, default 160)
  *
@@ -36,7 +37,6 @@ import {
   machineTimes,
   percentile,
   run,
-  startInProcess,
   startProcess,
   stopProcesses,
 } from './harness.js';
@@ -245,15 +245,15 @@ async function main(): Promise<void> {
     const archive = await benchArchive(FILE_BYTES);
     print(`file: ${archive.length} bytes; ${PER_LEVEL} uploads per level and figure`);
 
-    const { app, url } = await startInProcess(setup);
+    // The service in a process of its own, as it is deployed: the clients never share its event loop.
+    const all = await startProcess('all', { ...env, DATABASE_RUN_MIGRATIONS: 'false' });
     try {
+      const url = all.url!;
       await measure('one process (PROCESS_ROLE all)', url, await makeTenant(url, config), archive, baselineUrl, poller);
+      print(`peak RSS: all ${fmt(peakRssMb(all.child.pid), 0, 0)} MB`);
     } finally {
-      await app.close();
+      await stopProcesses([all.child]);
     }
-    print(
-      `peak RSS of this process (baseline server, clients and the service): ${fmt(peakRssMb(process.pid), 0, 0)} MB`,
-    );
 
     const api = await startProcess('api', { ...env, DATABASE_RUN_MIGRATIONS: 'false' });
     const worker = await startProcess('worker', { ...env, DATABASE_RUN_MIGRATIONS: 'false' });
