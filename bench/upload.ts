@@ -13,7 +13,7 @@
  * own, as it is deployed: one process doing API and jobs (PROCESS_ROLE all), then an `api` and a
  * `worker` process side by side. The clients, the bare server and the poller share this process.
  *
- *   npm run bench:upload        (BENCH_UPLOADS uploads per level, default 160)
+ *   npm run bench:upload        (BENCH_UPLOADS uploads per level, default 160; BENCH_LEVELS, default 1,8,32,64)
  *
  * At the end it draws its printed tables as plots of uploads/s against clients into docs/plots
  * (BENCH_PLOT_DIR elsewhere), which docs/benchmarks.md shows.
@@ -42,7 +42,8 @@ import {
 } from './harness.js';
 import { parseUploadOutput, uploadPlots, writePlots } from './plot.js';
 
-const LEVELS = [1, 8, 32, 64];
+/** BENCH_LEVELS=32 (comma-separated) measures those client counts alone. */
+const LEVELS = (process.env.BENCH_LEVELS ?? '1,8,32,64').split(',').map(Number);
 const PER_LEVEL = Number(process.env.BENCH_UPLOADS ?? 160);
 const FILE_BYTES = 100 * 1024;
 
