@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -156,6 +156,32 @@ describe('validation pool (safety budget)', () => {
     await pending;
     await queued;
     await expect(busy.validate(buildSdf())).rejects.toThrow('the validation pool is destroyed');
+  });
+
+  it('leaves no stage board open when its processes end (idle, out of time, destroyed)', async () => {
+    /** This process's descriptors of stage boards (unlinked files named sdf-stage-*). */
+    const openBoards = (): number =>
+      readdirSync('/proc/self/fd').filter((fd) => {
+        try {
+          return readlinkSync(`/proc/self/fd/${fd}`).includes('/sdf-stage-');
+        } catch {
+          return false; // the descriptor readdirSync itself used, closed by now
+        }
+      }).length;
+    const before = openBoards();
+    const brief = createValidationPool({ maxWorkers: 1, interactiveWorkers: 0, timeoutMs: 1_000, idleTimeoutMs: 50 });
+    for (let i = 0; i < 3; i++) {
+      expect((await brief.validate(buildSdf())).valid).toBe(true);
+      // Longer than the idle timeout: the process exits and the next file starts a new one.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+    }
+    expect((await brief.validate(catastrophicRegex())).error?.code).toBe('SDF_ERROR_INVALID_SCHEMA');
+    expect((await brief.validate(buildSdf())).valid).toBe(true);
+    await brief.destroy();
+    // The exits' handlers run once the processes are gone.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    // At most as many as before: another pool's idle process may have ended meanwhile.
+    expect(openBoards()).toBeLessThanOrEqual(before);
   });
 
   describe('lanes and tenants', () => {

@@ -198,7 +198,7 @@ interface Job {
 interface Slot {
   child: ChildProcess;
   job?: Job;
-  /** The process's stage board (stage-board.ts): which task it is on, since when, in which check. */
+  /** The process's stage board (stage-board.ts): which task it is on, since when, in which check; -1 once closed. */
   board: number;
   timer?: NodeJS.Timeout;
   idle?: NodeJS.Timeout;
@@ -264,8 +264,12 @@ export function createValidationPool(options: ValidationPoolOptions = {}): Valid
       slot.stderr = (slot.stderr + chunk.toString('utf8')).slice(-STDERR_TAIL);
     });
     child.on('message', (message: WorkerMessage) => onMessage(slot, message));
-    // Always listened to: an 'error' event without a listener would be thrown in this process.
-    child.on('error', () => retire(slot));
+    // Always listened to: an 'error' event without a listener would be thrown in this process. 'exit'
+    // may not follow it, so the board is closed here too.
+    child.on('error', () => {
+      retire(slot);
+      closeBoard(slot);
+    });
     void slot.exited.then(() => {
       if (slots.delete(slot)) {
         clearTimeout(slot.idle);
@@ -274,7 +278,7 @@ export function createValidationPool(options: ValidationPoolOptions = {}): Valid
           settle(slot, (job) => job.reject(new Error(`the validation worker exited unexpectedly: ${lastLine(slot)}`)));
         dispatch();
       } // else retired: its file was already answered
-      closeStageBoard(slot.board);
+      closeBoard(slot);
     });
     slots.add(slot);
     return slot;
@@ -292,6 +296,12 @@ export function createValidationPool(options: ValidationPoolOptions = {}): Valid
     slot.idle = setTimeout(() => retire(slot), idleTimeoutMs);
     slot.idle.unref();
     dispatch();
+  }
+
+  function closeBoard(slot: Slot): void {
+    if (slot.board < 0) return;
+    closeStageBoard(slot.board);
+    slot.board = -1;
   }
 
   /** Hands the slot's job its answer exactly once. */

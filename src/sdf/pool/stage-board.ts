@@ -38,10 +38,12 @@ export function closeStageBoard(fd: number): void {
 }
 
 /**
- * The mark of `taskId`, or undefined when the process has not started on it. Read until two reads
- * agree, so a read that crossed the process's write is never taken for a mark.
+ * The mark of `taskId`, or undefined when the process has not started on it (or the board is closed,
+ * fd -1). Read until two reads agree, so a read that crossed the process's write is never taken for a
+ * mark.
  */
 export function readStage(fd: number, taskId: number): StageMark | undefined {
+  if (fd < 0) return undefined; // closed: the process is gone and its file answered
   const read = (): Buffer => {
     const buf = Buffer.alloc(SIZE);
     readSync(fd, buf, 0, SIZE, 0);
