@@ -9,11 +9,17 @@
  *   phase with its start and the drain of its last calls. One poller reads the statuses of every waiting
  *   document from PostgreSQL every 5 ms, so waiting adds no HTTP load to the service being measured.
  *
+ * Each level runs in rounds (BENCH_ROUNDS, default 3), each round the bare server, upload alone and upload
+ * to valid in turn. A rate is the median round's; a ratio is the median over the rounds of the rate to the
+ * bare server's in the same round, so a slow or quick spell of the machine does not fall on one side
+ * only; latency percentiles are over every round's calls; the idle shares are over every round's spans.
+ *
  * Both figures are measured twice, each with the built service (dist/src/main.js) in processes of its
  * own, as it is deployed: one process doing API and jobs (PROCESS_ROLE all), then an `api` and a
  * `worker` process side by side. The clients, the bare server and the poller share this process.
  *
- *   npm run bench:upload        (BENCH_UPLOADS uploads per level, default 160; BENCH_LEVELS, default 1,8,32,64)
+ *   npm run bench:upload        (BENCH_UPLOADS calls per round and figure, default 160;
+ *                                BENCH_ROUNDS, default 3; BENCH_LEVELS, default 1,8,32,64)
  *
  * At the end it draws its printed tables as plots of uploads/s against clients into docs/plots
  * (BENCH_PLOT_DIR elsewhere), which docs/benchmarks.md shows.
@@ -45,12 +51,41 @@ import { parseUploadOutput, uploadPlots, writePlots } from './plot.js';
 /** BENCH_LEVELS=32 (comma-separated) measures those client counts alone. */
 const LEVELS = (process.env.BENCH_LEVELS ?? '1,8,32,64').split(',').map(Number);
 const PER_LEVEL = Number(process.env.BENCH_UPLOADS ?? 160);
+/** Rounds per level: each measures the bare server, upload alone and upload to valid, in that order. */
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const FILE_BYTES = 100 * 1024;
 
+/** One round of a figure: its calls per second and the latency of each call (ms). */
+interface Round {
+  rate: number;
+  latencies: number[];
+}
+
+/** A figure over its rounds: the median round's rate, and percentiles over every round's calls. */
 interface Figure {
   rate: number;
   p50: number;
   p99: number;
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+function figure(rounds: Round[]): Figure {
+  const latencies = rounds.flatMap((r) => r.latencies).sort((a, b) => a - b);
+  return {
+    rate: median(rounds.map((r) => r.rate)),
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+  };
+}
+
+/** The median over the rounds of the figure's rate to the bare server's in the same round. */
+function ratio(rounds: Round[], baseline: Round[]): number {
+  return median(rounds.map((r, i) => r.rate / baseline[i]!.rate));
 }
 
 /**
@@ -63,13 +98,13 @@ interface Saturation {
   onEnd(): void;
 }
 
-/** `total` calls of `one` by `concurrency` clients; uploads/s and latency percentiles of the calls. */
+/** `total` calls of `one` by `concurrency` clients; calls/s and the latency of each call. */
 async function runClients(
   concurrency: number,
   total: number,
   one: () => Promise<void>,
   saturation?: Saturation,
-): Promise<Figure> {
+): Promise<Round> {
   let next = 0;
   const latencies: number[] = [];
   const started = performance.now();
@@ -84,9 +119,7 @@ async function runClients(
       }
     }),
   );
-  const rate = (total / (performance.now() - started)) * 1000;
-  latencies.sort((a, b) => a - b);
-  return { rate, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+  return { rate: (total / (performance.now() - started)) * 1000, latencies };
 }
 
 function form(archive: Buffer): FormData {
@@ -167,14 +200,23 @@ async function makeTenant(url: string, config: AppConfig): Promise<Record<string
 }
 
 /**
- * The share of the machine's CPU time left idle (idle + iowait) between two readings of machineTimes():
- * what the service, the clients and everything else on the machine did not use while upload to valid ran.
+ * The machine's CPU time left idle (idle + iowait) between readings of machineTimes(), added up over the
+ * spans given: what the service, the clients and everything else on the machine did not use while upload
+ * to valid ran. `share()` is idle over all.
  */
-function idleShare(before: number[], after: number[]): number {
-  const delta = after.map((t, i) => t - before[i]!);
-  const total = delta.reduce((a, b) => a + b, 0);
-  const idle = delta[MACHINE_TIMES.indexOf('idle')]! + delta[MACHINE_TIMES.indexOf('iowait')]!;
-  return total > 0 ? idle / total : 0;
+class IdleTime {
+  private idle = 0;
+  private total = 0;
+
+  add(before: number[], after: number[]): void {
+    const delta = after.map((t, i) => t - before[i]!);
+    this.total += delta.reduce((a, b) => a + b, 0);
+    this.idle += delta[MACHINE_TIMES.indexOf('idle')]! + delta[MACHINE_TIMES.indexOf('iowait')]!;
+  }
+
+  share(): number | undefined {
+    return this.total > 0 ? this.idle / this.total : undefined;
+  }
 }
 
 const fmt = (n: number, width: number, digits = 1) => n.toFixed(digits).padStart(width);
@@ -205,29 +247,44 @@ async function measure(
     return body.id;
   };
   for (const clients of LEVELS) {
-    const base = await runClients(clients, PER_LEVEL, async () => {
-      await (await fetch(baselineUrl, { method: 'POST', body: form(archive) })).arrayBuffer();
-    });
-    await poller.drain();
-    const alone = await runClients(clients, PER_LEVEL, async () => void (await upload()));
-    await poller.drain();
-    const before = machineTimes();
-    const span: { start?: number[]; end?: number[] } = {};
-    const toValid = await runClients(clients, PER_LEVEL, async () => poller.settled(await upload()), {
-      onStart: () => (span.start = machineTimes()),
-      // With no more calls than clients there is no span in which all are busy.
-      onEnd: () => void (span.start && (span.end = machineTimes())),
-    });
-    const phase = idleShare(before, machineTimes());
-    // While every client is busy; the whole phase also holds its start and the drain of its last calls.
-    const saturated = span.start && span.end ? idleShare(span.start, span.end) : undefined;
+    // The figures in turns, round after round: a slow or quick spell of the machine falls on the bare
+    // server and the service alike, and each ratio is taken within its round.
+    const base: Round[] = [];
+    const alone: Round[] = [];
+    const toValid: Round[] = [];
+    const saturated = new IdleTime();
+    const phase = new IdleTime();
+    for (let round = 0; round < ROUNDS; round++) {
+      base.push(
+        await runClients(clients, PER_LEVEL, async () => {
+          await (await fetch(baselineUrl, { method: 'POST', body: form(archive) })).arrayBuffer();
+        }),
+      );
+      await poller.drain();
+      alone.push(await runClients(clients, PER_LEVEL, async () => void (await upload())));
+      await poller.drain();
+      const before = machineTimes();
+      const span: { start?: number[]; end?: number[] } = {};
+      toValid.push(
+        await runClients(clients, PER_LEVEL, async () => poller.settled(await upload()), {
+          onStart: () => (span.start = machineTimes()),
+          // With no more calls than clients there is no span in which all are busy.
+          onEnd: () => void (span.start && (span.end = machineTimes())),
+        }),
+      );
+      phase.add(before, machineTimes());
+      // While every client is busy; the whole phase also holds its start and the drain of its last calls.
+      if (span.start && span.end) saturated.add(span.start, span.end);
+    }
+    const [b, a, v] = [figure(base), figure(alone), figure(toValid)];
+    const busyIdle = saturated.share();
     print(
       [
         String(clients).padStart(7),
-        fmt(base.rate, 13),
-        `${fmt(alone.rate, 11)} ${fmt(alone.rate / base.rate, 6, 2)} ${fmt(alone.p50, 7)} ${fmt(alone.p99, 7)}`,
-        `${fmt(toValid.rate, 13)} ${fmt(toValid.rate / base.rate, 6, 2)} ${fmt(toValid.p50, 7)} ${fmt(toValid.p99, 7)} ${fmt(toValid.p99 / toValid.p50, 8, 2)}`,
-        `${saturated === undefined ? '     -' : fmt(saturated * 100, 6)} ${fmt(phase * 100, 11)}`,
+        fmt(b.rate, 13),
+        `${fmt(a.rate, 11)} ${fmt(ratio(alone, base), 6, 2)} ${fmt(a.p50, 7)} ${fmt(a.p99, 7)}`,
+        `${fmt(v.rate, 13)} ${fmt(ratio(toValid, base), 6, 2)} ${fmt(v.p50, 7)} ${fmt(v.p99, 7)} ${fmt(v.p99 / v.p50, 8, 2)}`,
+        `${busyIdle === undefined ? '     -' : fmt(busyIdle * 100, 6)} ${fmt((phase.share() ?? 0) * 100, 11)}`,
       ].join(' | '),
     );
   }
@@ -244,7 +301,7 @@ async function main(): Promise<void> {
 
   try {
     const archive = await benchArchive(FILE_BYTES);
-    print(`file: ${archive.length} bytes; ${PER_LEVEL} uploads per level and figure`);
+    print(`file: ${archive.length} bytes; ${PER_LEVEL} uploads per round and figure, ${ROUNDS} rounds per level`);
 
     // The service in a process of its own, as it is deployed: the clients never share its event loop.
     const all = await startProcess('all', { ...env, DATABASE_RUN_MIGRATIONS: 'false' });
