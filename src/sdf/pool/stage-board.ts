@@ -10,7 +10,7 @@ import { join } from 'node:path';
  * it needs to know: when a file's time budget may be up, or when the process died of its heap.
  *
  * A message over the IPC channel per check would wake the pool's event loop five or six times per
- * file for a value it reads about never; a write into the page cache wakes nobody.
+ * file for a value it almost never reads; a write into the page cache wakes nobody.
  */
 export const STAGE_BOARD_FD = 4;
 
