@@ -3,9 +3,9 @@
  * BENCH_CLIENTS clients (default 32) against an `api` and a `worker` process of the built service,
  * until every document is settled; then the CPU time (user + system) of every process on the machine,
  * grouped (the clients in this process, api, worker, PostgreSQL, Redis, the validation pool and the
- * rest), per upload, beside the machine's own user/system/idle split over the same time, and the write
- * system calls per upload by process (each write to a loopback socket wakes its reader). Then the
- * same count of authenticated `GET /sdf/:id` requests by the same clients, CPU per request: the floor
+ * rest), per upload and as a share of one core, beside the machine's own user/system/idle split over the
+ * same time, and the write system calls per upload by process (each write to a loopback socket wakes its
+ * reader). Then the same count of authenticated `GET /sdf/:id` requests by the same clients, CPU per request: the floor
  * of any authenticated request (HTTP, authentication, the rate limit, one statement, the JSON answer)
  * to set the upload's figure beside.
  *
@@ -29,17 +29,22 @@ import {
 
 const TOTAL = Number(process.env.BENCH_UPLOADS ?? 2000);
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 32);
-/** CPU time per unit of work by process group, then in all. */
-function printShare(unit: string, share: [string, number][]): void {
-  console.log(`CPU per ${unit} (ms), by process:`);
+/**
+ * CPU time per unit of work by process group, then in all; beside each, the share of one core it kept
+ * busy at `perSecond` units a second (a process near 100 % may be the ceiling: its event loop is one thread).
+ */
+function printShare(unit: string, share: [string, number][], perSecond: number): void {
+  console.log(`CPU per ${unit} (ms), by process, and % of one core:`);
+  const line = (ms: number, label: string) =>
+    console.log(`  ${ms.toFixed(2).padStart(6)}  ${((ms * perSecond) / 10).toFixed(0).padStart(4)} %  ${label}`);
   for (const [group, ms] of share) {
     // The validation pool's processes are the worker's children, started as `node` (grouped as other).
-    console.log(
-      `  ${ms.toFixed(2).padStart(6)}  ${group === 'other' ? 'other (validation pool, kernel, ...)' : group}`,
-    );
+    line(ms, group === 'other' ? 'other (validation pool, kernel, ...)' : group);
   }
-  const all = share.reduce((sum, [, ms]) => sum + ms, 0);
-  console.log(`  ${all.toFixed(2).padStart(6)}  all`);
+  line(
+    share.reduce((sum, [, ms]) => sum + ms, 0),
+    'all',
+  );
 }
 
 function printWrites(unit: string, writes: [string, number][]): void {
@@ -104,7 +109,7 @@ async function main(): Promise<void> {
       `${TOTAL} uploads by ${CLIENTS} clients: ${((TOTAL / uploaded) * 1000).toFixed(0)}/s answered, ` +
         `${((TOTAL / all) * 1000).toFixed(0)}/s settled`,
     );
-    printShare('upload', perUpload);
+    printShare('upload', perUpload, (TOTAL / all) * 1000);
     console.log(
       'machine per upload (ms): ' +
         MACHINE_TIMES.map((name, i) => `${name} ${((m1[i]! - m0[i]!) / TOTAL).toFixed(2)}`).join(', '),
@@ -119,7 +124,7 @@ async function main(): Promise<void> {
     const perRead = perItem(cpu1, cpuByGroup(own), TOTAL);
     const writesPerRead = perItem(writes1, writesByGroup(own), TOTAL);
     console.log(`\n${TOTAL} GET /sdf/:id by ${CLIENTS} clients: ${((TOTAL / reads) * 1000).toFixed(0)}/s`);
-    printShare('request', perRead);
+    printShare('request', perRead, (TOTAL / reads) * 1000);
     printWrites('request', writesPerRead);
   } finally {
     await stopProcesses([api.child, worker.child]);
