@@ -5,9 +5,9 @@
  * grouped (the clients in this process, api, worker, PostgreSQL, Redis, the validation pool and the
  * rest), per upload and as a share of one core, beside the machine's own user/system/idle split over the
  * same time, and the write system calls per upload by process (each write to a loopback socket wakes its
- * reader). Then the same count of authenticated `GET /sdf/:id` requests by the same clients, CPU per request: the floor
- * of any authenticated request (HTTP, authentication, the rate limit, one statement, the JSON answer)
- * to set the upload's figure beside.
+ * reader). Then the same count of authenticated `GET /sdf/:id` requests by the same clients, CPU per
+ * request: the floor of any authenticated request (HTTP, authentication, the rate limit, one statement,
+ * the JSON answer) to set the upload's figure beside.
  *
  *   npm run bench:cpu-share
  *

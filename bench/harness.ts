@@ -171,6 +171,14 @@ export function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
+/** The median of values in any order (of an even count, the upper of the middle two). */
+export function median(values: number[]): number {
+  return percentile(
+    [...values].sort((a, b) => a - b),
+    50,
+  );
+}
+
 /**
  * A figure of every process on the machine so far (from its pid and its /proc stat line), by group:
  * the processes named in `own` under their label, PostgreSQL's and Redis's server processes, and this

@@ -26,7 +26,7 @@ import { Redis } from 'ioredis';
 import { signAdminToken } from '../src/auth/tokens.js';
 import { METER_REQUEST_SCRIPT } from '../src/billing/usage-meter.service.js';
 import { RATE_WINDOW_SCRIPT } from '../src/rate-limit/rate-limit.service.js';
-import { benchSetup, run, startProcess, stopProcesses } from './harness.js';
+import { benchSetup, median, run, startProcess, stopProcesses } from './harness.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 12);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
@@ -151,7 +151,6 @@ async function scriptCost(redis: Redis, prefix: string): Promise<{ rate: number;
   return { rate: median(rates), metered: median(metered) };
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const quartile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.floor(q * (xs.length - 1))]!;
 
 async function main(): Promise<void> {

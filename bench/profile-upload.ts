@@ -14,7 +14,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { benchArchive, benchSetup, benchTenant, run, startInProcess } from './harness.js';
+import { benchArchive, benchSetup, benchTenant, median, run, startInProcess } from './harness.js';
 
 const UPLOADS = Number(process.env.BENCH_UPLOADS ?? 200);
 
@@ -121,7 +121,6 @@ async function main(): Promise<void> {
       session.disconnect();
     }
     const per = (n: number) => (n / UPLOADS).toFixed(1);
-    const median = (xs: number[]) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
     console.log(`${UPLOADS} uploads of ${archive.length} bytes, one at a time, each waited on until valid`);
     console.log(`median ms to 201: ${median(created).toFixed(1)}; to valid: ${median(valid).toFixed(1)}`);
     console.log(`PostgreSQL statements per upload: ${per(counts.pg - before.pg - pollStatements)}`);

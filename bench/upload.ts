@@ -41,6 +41,7 @@ import {
   benchTenant,
   MACHINE_TIMES,
   machineTimes,
+  median,
   percentile,
   run,
   startProcess,
@@ -66,12 +67,6 @@ interface Figure {
   rate: number;
   p50: number;
   p99: number;
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 function figure(rounds: Round[]): Figure {

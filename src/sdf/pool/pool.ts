@@ -17,7 +17,7 @@ import type { PackInput } from '../producer/pack.js';
 import type { WorkerMessage, WorkerTask } from './validate-worker.js';
 import { transpiledWorkerUrl } from './ts-sources.js';
 import { overBudget } from './budget.js';
-import { closeStageBoard, openStageBoard, readStage, STAGE_BOARD_FD } from './stage-board.js';
+import { closeStageBoard, openStageBoard, readStage, STAGE_BOARD_FD, type StageMark } from './stage-board.js';
 
 export interface ValidationPoolOptions {
   /** Most worker processes at once for background files; default: defaultPoolWorkers(). */
@@ -313,9 +313,14 @@ export function createValidationPool(options: ValidationPoolOptions = {}): Valid
     if (job) void answer(job);
   }
 
-  function budgetResult(slot: Slot, job: Job, exceeded: 'time' | 'memory'): unknown {
-    const stage = readStage(slot.board, job.task.id)?.stage ?? -1;
-    return job.overBudget(CHECK_NAMES[stage] ?? 'container', exceeded);
+  /** The job's answer when it ran out of its budget in the check its board shows (`mark`, else read now). */
+  function budgetResult(
+    slot: Slot,
+    job: Job,
+    exceeded: 'time' | 'memory',
+    mark: StageMark | undefined = readStage(slot.board, job.task.id),
+  ): unknown {
+    return job.overBudget(CHECK_NAMES[mark?.stage ?? -1] ?? 'container', exceeded);
   }
 
   /**
@@ -330,7 +335,7 @@ export function createValidationPool(options: ValidationPoolOptions = {}): Valid
       const mark = readStage(slot.board, job.task.id);
       const left = mark ? mark.startedAt + timeoutMs - Date.now() : timeoutMs;
       if (left > 0) return armBudget(slot, left);
-      settle(slot, (j) => j.resolve(budgetResult(slot, j, 'time')));
+      settle(slot, (j) => j.resolve(budgetResult(slot, j, 'time', mark)));
       retire(slot);
     }, delay);
   }
