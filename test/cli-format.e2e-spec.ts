@@ -179,6 +179,43 @@ describe('sdf format commands (built binary)', () => {
     }
   });
 
+  it('loads only what the command runs: --help, keygen, verify and inspect load neither the PDF writer nor the service', async () => {
+    // Prints, as the process exits, every CommonJS module it loaded (pdf-lib, ajv and NestJS are CommonJS).
+    const hook = at('loaded-modules.mjs');
+    writeFileSync(
+      hook,
+      [
+        "import { createRequire } from 'node:module';",
+        'const cache = createRequire(import.meta.url).cache;',
+        "process.on('exit', () => process.stderr.write(`\\nLOADED ${JSON.stringify(Object.keys(cache))}\\n`));",
+      ].join('\n'),
+    );
+    const packages = async (...args: string[]): Promise<string[]> => {
+      const res = await runNode(['--import', hook, distCli, ...args], { PATH: process.env.PATH });
+      expect(res.code, res.stderr).toBe(0);
+      const paths = JSON.parse(/^LOADED (.*)$/m.exec(res.stderr)![1]!) as string[];
+      const names = paths.map((p) => /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(p)?.[1]).filter(Boolean);
+      return [...new Set(names as string[])];
+    };
+    const signed = join(projectRoot, 'test/vectors/es256-signed.sdf');
+    const heavy = /^(pdf-lib|@pdf-lib\/.*|ajv|@nestjs\/.*|typeorm|pg|ioredis|bullmq)$/;
+    for (const args of [
+      ['--help'],
+      ['keygen', '--out-dir', at('light-keys')],
+      ['verify', signed],
+      ['inspect', signed],
+    ]) {
+      expect(
+        (await packages(...args)).filter((name) => heavy.test(name)),
+        args.join(' '),
+      ).toEqual([]);
+    }
+    // The hook sees what a command does load: render needs the PDF writer and its fonts.
+    await expect(packages('render', '--data', at('data.json'), '-o', at('light.pdf'))).resolves.toEqual(
+      expect.arrayContaining(['pdf-lib', '@pdf-lib/fontkit']),
+    );
+  });
+
   it('verify trusts a PEM, a JWK set file and a JWKS URL, and says untrusted or invalid otherwise', async () => {
     const viaPem = await sdf('verify', at('signed.sdf'), '--key', at('ec/public.pem'));
     expect(viaPem.code).toBe(0);

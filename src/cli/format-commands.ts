@@ -3,20 +3,9 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import {
-  createValidationPool,
-  generateKeyPair,
-  openArchive,
-  pack,
-  render,
-  signArchive,
-  verifyArchive,
-  type KeyLookup,
-  type PackMetaInput,
-  type PublicKeyInfo,
-  type SignatureAlgorithm,
-  type ValidationResult,
-} from '../sdf/index.js';
+// Types only: each command loads the part of the format core it runs, so `sdf --help` or `sdf keygen`
+// does not load the PDF writer and `sdf validate` not the producer.
+import type { KeyLookup, PackMetaInput, PublicKeyInfo, SignatureAlgorithm, ValidationResult } from '../sdf/index.js';
 
 class CliUsageError extends Error {}
 
@@ -100,6 +89,7 @@ export function registerFormatCommands(program: Command): void {
       const keyLookup = await keyLookupFrom(options);
       // The same budgets as the service (F6): a hostile schema or a memory bomb ends as a result, not a hang.
       // One pool for every file: its process starts once.
+      const { createValidationPool } = await import('../sdf/pool/pool.js');
       const pool = createValidationPool({ maxWorkers: 1 });
       const results: { file: string; result: ValidationResult }[] = [];
       try {
@@ -126,6 +116,7 @@ export function registerFormatCommands(program: Command): void {
     .description('list the entries and meta.json of an SDF file')
     .option('--json', 'print as JSON')
     .action(async (file: string, options: { json?: boolean }) => {
+      const { openArchive } = await import('../sdf/zip/archive.js');
       const archive = await openArchive(await readInput(file));
       const entries = archive.entries.map((e) => ({
         name: e.name,
@@ -163,6 +154,7 @@ export function registerFormatCommands(program: Command): void {
         if (value !== undefined) meta[key] = value;
       }
       if (!meta.document_type || !meta.issuer) throw new CliUsageError('give --type and --issuer, or --meta with both');
+      const { pack } = await import('../sdf/producer/pack.js');
       const { archive, meta: written } = await pack({
         data: await readJson(o.data!),
         schema: await readJson(o.schema!),
@@ -182,6 +174,7 @@ export function registerFormatCommands(program: Command): void {
       const data = await readJson(o.data);
       if (typeof data !== 'object' || data === null || Array.isArray(data))
         throw new CliUsageError(`${o.data}: not a JSON object`);
+      const { render } = await import('../sdf/producer/render.js');
       await writeFile(o.out, await render(data));
       process.stdout.write(`${o.out}\n`);
     });
@@ -193,6 +186,10 @@ export function registerFormatCommands(program: Command): void {
     .option('--kid <id>', 'key id (default: JWK thumbprint)')
     .option('-o, --out <file>', 'output file (default: in place)')
     .action(async (file: string, o: { key: string; kid?: string; out?: string }) => {
+      const [{ signArchive }, { verifyArchive }] = await Promise.all([
+        import('../sdf/signature/sign.js'),
+        import('../sdf/signature/verify.js'),
+      ]);
       const signed = await signArchive(await readInput(file), {
         privateKeyPem: (await readInput(o.key)).toString('utf8'),
         keyId: o.kid,
@@ -213,6 +210,7 @@ export function registerFormatCommands(program: Command): void {
     .option('--json', 'print the result as JSON')
     .action(async (file: string, o: KeyOptions & { json?: boolean }) => {
       const keyLookup = await keyLookupFrom(o);
+      const { verifyArchive } = await import('../sdf/signature/verify.js');
       const result = await verifyArchive(await readInput(file), { keyLookup });
       if (o.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
       else
@@ -231,6 +229,7 @@ export function registerFormatCommands(program: Command): void {
     .action(async (o: { algorithm: string; kid?: string; outDir: string }) => {
       if (o.algorithm !== 'ECDSA-P256' && o.algorithm !== 'RSA-2048')
         throw new CliUsageError(`unknown algorithm ${o.algorithm}`);
+      const { generateKeyPair } = await import('../sdf/signature/keys.js');
       const pair = generateKeyPair(o.algorithm as SignatureAlgorithm, o.kid);
       await mkdir(o.outDir, { recursive: true });
       await writeFile(join(o.outDir, 'private.pem'), pair.privateKeyPem, { mode: 0o600 });
@@ -244,6 +243,7 @@ export function registerFormatCommands(program: Command): void {
     .description('write visual.pdf out of an SDF file (safe read)')
     .requiredOption('-o, --out <file>', 'output PDF')
     .action(async (file: string, o: { out: string }) => {
+      const { openArchive } = await import('../sdf/zip/archive.js');
       const archive = await openArchive(await readInput(file));
       const pdf = archive.files.get('visual.pdf');
       if (!pdf) throw new CliUsageError('the file has no visual.pdf');

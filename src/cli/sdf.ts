@@ -1,8 +1,7 @@
 #!/usr/bin/env node
 import { Command, CommanderError } from 'commander';
-import { SdfError } from '../sdf/index.js';
-import { AppError } from '../common/errors.js';
-import { readPackageVersion } from '../config/app-config.js';
+import { SdfError } from '../sdf/errors.js';
+import { readPackageVersion } from '../config/project.js';
 import { CliRefusal, registerAdminCommands } from './admin-commands.js';
 import { CliUsageError, registerFormatCommands } from './format-commands.js';
 
@@ -19,10 +18,10 @@ registerAdminCommands(program);
 try {
   await program.parseAsync(process.argv);
 } catch (error) {
-  process.exitCode = exitCodeFor(error);
+  process.exitCode = await exitCodeFor(error);
 }
 
-function exitCodeFor(error: unknown): number {
+async function exitCodeFor(error: unknown): Promise<number> {
   if (error instanceof CommanderError) {
     // --help and --version end through exitOverride too, with exit code 0.
     return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
@@ -32,12 +31,6 @@ function exitCodeFor(error: unknown): number {
     for (const detail of error.details) process.stderr.write(`  ${detail.path || '/'}: ${detail.message}\n`);
     return EXIT.sdf;
   }
-  if (error instanceof AppError) {
-    // Operator commands go through the service layer: its refusals (not found, conflict) are errors of the request.
-    process.stderr.write(`sdf: ${error.message}\n`);
-    for (const detail of error.details) process.stderr.write(`  ${detail.path || '/'}: ${detail.message}\n`);
-    return error.status >= 500 ? EXIT.internal : error.status === 400 ? EXIT.usage : EXIT.sdf;
-  }
   if (error instanceof CliRefusal) {
     process.stderr.write(`sdf: ${error.message}\n`);
     return EXIT.sdf;
@@ -45,6 +38,14 @@ function exitCodeFor(error: unknown): number {
   if (error instanceof CliUsageError) {
     process.stderr.write(`sdf: ${error.message}\n`);
     return EXIT.usage;
+  }
+  // The service layer's errors, loaded only here: a format command never loads the service's modules.
+  const { AppError } = await import('../common/errors.js');
+  if (error instanceof AppError) {
+    // Operator commands go through the service layer: its refusals (not found, conflict) are errors of the request.
+    process.stderr.write(`sdf: ${error.message}\n`);
+    for (const detail of error.details) process.stderr.write(`  ${detail.path || '/'}: ${detail.message}\n`);
+    return error.status >= 500 ? EXIT.internal : error.status === 400 ? EXIT.usage : EXIT.sdf;
   }
   process.stderr.write(`sdf: internal error: ${(error as Error)?.message ?? String(error)}\n`);
   return EXIT.internal;

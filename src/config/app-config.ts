@@ -1,26 +1,10 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { isAbsolute, resolve } from 'node:path';
 import { parseEnv, type Env } from './env.js';
+import { projectRoot, readPackageVersion } from './project.js';
 import { resolveSecrets, type Secrets } from './secrets.js';
 
-/** The project root: the nearest folder above this module with a package.json (works from src/ and dist/src/). */
-export const projectRoot: string = (() => {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(join(dir, 'package.json'))) {
-    const parent = dirname(dir);
-    if (parent === dir) throw new Error('package.json not found above ' + fileURLToPath(import.meta.url));
-    dir = parent;
-  }
-  return dir;
-})();
-
-let cachedVersion: string | undefined;
-export function readPackageVersion(): string {
-  cachedVersion ??= (JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as { version: string })
-    .version;
-  return cachedVersion;
-}
+// Apart from the configuration, so that the command line reads its version without loading the schema of the environment.
+export { projectRoot, readPackageVersion };
 
 /** Typed, validated configuration; built once at boot and provided to every module. */
 export class AppConfig {

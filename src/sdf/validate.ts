@@ -16,18 +16,14 @@ import { parseMeta } from './rules/meta.js';
 import { findUnsafeText, jsonMayHoldUnsafeText } from './rules/text.js';
 import { checkVersion } from './rules/version.js';
 import { compileSchemaSource } from './schema/compile.js';
-import {
-  applyTrust,
-  checkIntegrity,
-  type IntegrityOutcome,
-  type KeyLookup,
-  type VerifyResult,
-} from './signature/verify.js';
+import { finishValidation, signatureError, type CoreOutcome } from './finish.js';
+import { checkIntegrity, type KeyLookup } from './signature/verify.js';
 import { openArchive } from './zip/archive.js';
 import type { RawInflater } from './zip/reader.js';
 import { REQUIRED_ENTRIES, SIGNATURE_ENTRY } from './zip/names.js';
 
 export { CHECK_NAMES, failResult, type CheckName, type CheckStatus, type ValidationError, type ValidationResult };
+export { finishValidation, type CoreOutcome };
 
 export interface ValidateOptions {
   keyLookup?: KeyLookup;
@@ -48,11 +44,6 @@ export interface CoreOptions {
   inflateRaw?: RawInflater;
   /** Likewise for the PDF inspection's FlateDecode streams (zlib-wrapped); a failure is zlib's failure. */
   inflatePdfStream?: StreamInflater;
-}
-
-export interface CoreOutcome {
-  result: ValidationResult;
-  integrity?: IntegrityOutcome;
 }
 
 function emptyResult(): ValidationResult {
@@ -189,27 +180,6 @@ function resolveDocumentType(result: ValidationResult, data: unknown): void {
   }
   const message = 'document_type is required in meta.json or data.json';
   throw new SdfError('SDF_ERROR_INVALID_META', message, 'meta.json', [{ path: '/document_type', message }]);
-}
-
-function signatureError(verify: VerifyResult): SdfError {
-  const message = `signature.sig does not verify: ${verify.reason ?? 'unknown reason'}`;
-  return new SdfError('SDF_ERROR_INVALID_SIGNATURE', message, SIGNATURE_ENTRY, [{ path: '', message }]);
-}
-
-/** Applies the caller's key lookup (F9 trust) to a core outcome; shared by validate() and the pool. */
-export async function finishValidation(outcome: CoreOutcome, keyLookup?: KeyLookup): Promise<ValidationResult> {
-  const { result, integrity } = outcome;
-  if (!integrity || !result.valid) return result;
-  const verified = await applyTrust(integrity, keyLookup);
-  result.signature = verified;
-  if (!verified.valid) {
-    result.checks.signature = 'fail';
-    return failResult(result, 'signature', signatureError(verified));
-  }
-  if (!verified.trusted) {
-    result.warnings.push(`signature.sig verifies with its embedded key ${verified.key_id}, which is not a trusted key`);
-  }
-  return result;
 }
 
 /**

@@ -2,14 +2,10 @@ import { AsyncResource } from 'node:async_hooks';
 import { fork, type ChildProcess } from 'node:child_process';
 import { availableParallelism, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import {
-  CHECK_NAMES,
-  finishValidation,
-  type CheckName,
-  type CoreOutcome,
-  type ValidateOptions,
-  type ValidationResult,
-} from '../validate.js';
+// Not validate.js: the checks run in the pool's processes, and this side loads only what it sends and reads.
+import { finishValidation, type CoreOutcome } from '../finish.js';
+import { CHECK_NAMES, type CheckName, type ValidationResult } from '../result.js';
+import type { ValidateOptions } from '../validate.js';
 import { applyTrust, type KeyLookup, type VerifyResult } from '../signature/verify.js';
 import { SdfError } from '../errors.js';
 import type { Limits } from '../limits.js';
