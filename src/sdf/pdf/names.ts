@@ -1,3 +1,10 @@
+import { SdfError } from '../errors.js';
+
+/** A refusal of visual.pdf (F8, rules 2-3 and 11), with the reason as its message and only detail. */
+export function unsafePdf(message: string, path = ''): SdfError {
+  return new SdfError('SDF_ERROR_UNSAFE_PDF', message, 'visual.pdf', [{ path, message }]);
+}
+
 /** F8: names that mean executable content, forms that script, or a reach outside the file. */
 export const FORBIDDEN_NAMES: ReadonlySet<string> = new Set([
   'JavaScript',

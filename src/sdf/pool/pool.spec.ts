@@ -97,10 +97,11 @@ describe('validation pool (safety budget)', () => {
   it('ends a file that outgrows the heap as SDF_ERROR_ARCHIVE_TOO_LARGE, and the process lives on', async () => {
     const small = createValidationPool({ maxWorkers: 1, timeoutMs: 60_000, maxOldGenerationSizeMb: 32 });
     try {
-      // One string of 24 million non-ASCII characters (48 MB of UTF-8, under the 50 MB entry limit) is
-      // one value, so no pre-check refuses it. Parsed, it is a 48 MB UTF-16 string on a 32 MB heap: one
+      // One string of 24 million characters outside Latin-1 (48 MB of UTF-8, under the 50 MB entry limit)
+      // is one value, so no pre-check refuses it. Parsed, it is a 48 MB two-byte string on a 32 MB heap
+      // (a Latin-1 character such as é would be stored in one byte each, 24 MB, which can fit): one
       // allocation that cannot fit whatever the collector does, so the memory budget ends it, never time.
-      const data = Buffer.from(`{"document_type":"invoice","blob":"${'é'.repeat(24_000_000)}"}`);
+      const data = Buffer.from(`{"document_type":"invoice","blob":"${'ā'.repeat(24_000_000)}"}`);
       const result = await small.validate(buildSdf({ entries: { 'data.json': data } }));
       expect(result.error).toMatchObject({
         code: 'SDF_ERROR_ARCHIVE_TOO_LARGE',
