@@ -116,7 +116,7 @@ let producer: Promise<Producer> | undefined;
 
 /**
  * The producer (its PDF writer and fonts) is loaded by the first task that needs it: a process that
- * only validates starts without it, which takes about a third off its start.
+ * only validates starts sooner and holds less memory without it (docs/benchmarks.md, "Start-up").
  */
 function loadProducer(): Promise<Producer> {
   producer ??= import('../producer/pack.js').then((m) => m.pack);
