@@ -1,3 +1,5 @@
+import type { PackInput, PackResult } from './producer/pack.js';
+
 export { SDF_ERROR_CODES, SdfError, isSdfError, type SdfErrorCode, type SdfErrorDetail } from './errors.js';
 export { DEFAULT_LIMITS, type Limits } from './limits.js';
 export { readMeta } from './read-meta.js';
@@ -47,6 +49,18 @@ export {
 export { signArchive, type SignOptions } from './signature/sign.js';
 export { createSignThreads, type SignThreads, type ThreadSignOptions } from './signature/sign-threads.js';
 export { verifyArchive, type KeyLookup, type VerifyResult } from './signature/verify.js';
-export { pack, type PackInput, type PackMetaInput, type PackResult } from './producer/pack.js';
-export { layoutFor, render } from './producer/render.js';
+export type { PackInput, PackMetaInput, PackResult } from './producer/pack.js';
+
+/**
+ * The producer (rule 10), loaded on first call: its PDF writer and fonts are the heaviest part of the
+ * format core, and the service runs it only in the pool's processes, so the API and worker processes
+ * start without it. `pack` builds and validates an archive; `render` makes only its visual.pdf.
+ */
+export async function pack(input: PackInput): Promise<PackResult> {
+  return (await import('./producer/pack.js')).pack(input);
+}
+
+export async function render(data: Record<string, unknown>): Promise<Buffer> {
+  return (await import('./producer/render.js')).render(data);
+}
 export { openArchive, readEntries, type Archive } from './zip/archive.js';
