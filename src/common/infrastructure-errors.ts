@@ -60,3 +60,32 @@ export function isInfrastructureError(err: unknown, depth = 0): boolean {
   if (isInfrastructureError(e.driverError, depth + 1) || isInfrastructureError(e.cause, depth + 1)) return true;
   return Array.isArray(e.errors) && e.errors.some((inner) => isInfrastructureError(inner, depth + 1));
 }
+
+/**
+ * A disk the service writes to is full: the file system (ENOSPC) or the user's quota on it (EDQUOT), or
+ * PostgreSQL's own (SQLSTATE 53100 disk_full, on the driver's error).
+ */
+const DISK_FULL_CODES = new Set(['ENOSPC', 'EDQUOT', '53100']);
+/** A disk the service writes to takes no writes: mounted read-only, or the folder's permissions changed. */
+const DISK_UNWRITABLE_CODES = new Set(['EROFS', 'EACCES', 'EPERM']);
+
+/** `full`: no space left; `unwritable`: read-only or not permitted. */
+export type DiskFault = 'full' | 'unwritable';
+
+/**
+ * Whether an error says that the disk the service stores files on (the local store, the upload spool,
+ * the temporary folder of a worker) is full or unwritable. Like an unreachable database this says
+ * nothing about the request or the job, which succeed once space returns or the disk is writable again:
+ * a request is answered 507 or 503 with Retry-After, a job waits without using an attempt. Only errors of
+ * file calls count (they carry a `syscall`, which a worker's error keeps when it is handed over): an
+ * EPERM from anything else is not the disk's.
+ */
+export function diskFault(err: unknown, depth = 0): DiskFault | null {
+  if (!err || typeof err !== 'object' || depth > 4) return null;
+  const e = err as { code?: unknown; syscall?: unknown; cause?: unknown; driverError?: unknown };
+  if (typeof e.code === 'string') {
+    if (DISK_FULL_CODES.has(e.code)) return 'full';
+    if (DISK_UNWRITABLE_CODES.has(e.code) && typeof e.syscall === 'string') return 'unwritable';
+  }
+  return diskFault(e.cause, depth + 1) ?? diskFault(e.driverError, depth + 1);
+}

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { DelayedError, type Job } from 'bullmq';
-import { isInfrastructureError } from '../common/infrastructure-errors.js';
+import { diskFault, isInfrastructureError } from '../common/infrastructure-errors.js';
 import { actingForTenant } from '../database/tenant-scope.js';
 
 /** The first postponement waits this long; each further one while the outage lasts waits twice as long, up to the ceiling. */
@@ -14,7 +14,7 @@ export interface OutagePolicy {
 }
 
 /**
- * Jobs that meet an outage go back to the delayed set (BullMQ's DelayedError: no attempt used) and are
+ * Jobs that meet an outage (PostgreSQL, Redis or the store unreachable, the disk full or read-only) go back to the delayed set (BullMQ's DelayedError: no attempt used) and are
  * tried again with a doubling delay, for as long as the outage lasts. One log line when a queue first
  * meets an outage and one when a job of it succeeds again, never one per job: a backlog of thousands
  * must not flood the log.
@@ -37,7 +37,9 @@ export class OutageGate {
       // Every job acts for the tenant named in its data: its transactions see that tenant's rows alone.
       result = await actingForTenant(tenantOf(job.data), work, `${this.queue}:${job.id ?? ''}`);
     } catch (err) {
-      const away = isInfrastructureError(err) || this.policy.alsoUnavailable?.(err) === true;
+      // A full or unwritable disk (the store's, or a worker's temporary folder) is an outage too: the job
+      // succeeds unchanged once space returns, so it must not use up its attempts meanwhile.
+      const away = isInfrastructureError(err) || diskFault(err) !== null || this.policy.alsoUnavailable?.(err) === true;
       if (!away || token === undefined) throw err;
       await this.postpone(job, token, err);
       throw new DelayedError();

@@ -23,3 +23,20 @@ export function writeNewFile(path: string, bytes: Uint8Array): void {
     closeSync(fd);
   }
 }
+
+/**
+ * A failed file call's code and call (ENOSPC in write), handed over beside a worker's error message so
+ * the service can tell a full or read-only disk from a fault of the file.
+ */
+export interface SystemErrorCode {
+  code: string;
+  syscall: string;
+}
+
+/** The code and call of a Node system error (a file call that failed), else undefined. */
+export function systemErrorCode(err: unknown): SystemErrorCode | undefined {
+  const e = err as { code?: unknown; syscall?: unknown } | null;
+  return e && typeof e.code === 'string' && typeof e.syscall === 'string'
+    ? { code: e.code, syscall: e.syscall }
+    : undefined;
+}

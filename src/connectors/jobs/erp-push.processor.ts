@@ -7,7 +7,7 @@ import { AuditService } from '../../audit/audit.service.js';
 import { AppError } from '../../common/errors.js';
 import { AppConfig } from '../../config/app-config.js';
 import { DocumentsService } from '../../documents/documents.service.js';
-import { isInfrastructureError } from '../../common/infrastructure-errors.js';
+import { diskFault, isInfrastructureError } from '../../common/infrastructure-errors.js';
 import { OutageGate } from '../../queue/outages.js';
 import { QueueName } from '../../queue/queues.js';
 import { Connector } from '../entities/connector.entity.js';
@@ -98,7 +98,8 @@ export class ErpPushProcessor extends WorkerHost {
       this.logger.log({ msg: 'pushed to ERP', ...log, erp_document_id: erpId, found_existing: foundExisting });
       return { erp_document_id: erpId, found_existing: foundExisting };
     } catch (err) {
-      if (!callingErp && isInfrastructureError(err)) throw err;
+      // Our own dependencies away (the database, Redis, the store or its disk): the job waits (OutageGate).
+      if (!callingErp && (isInfrastructureError(err) || diskFault(err))) throw err;
       const reason = err instanceof AppError ? err.message : describeFailure(err);
       const final = !isTransient(err) || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
       this.logger.warn({ msg: 'ERP push failed', ...log, final, reason });

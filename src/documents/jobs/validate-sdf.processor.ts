@@ -4,6 +4,7 @@ import type { Job } from 'bullmq';
 import { AppConfig } from '../../config/app-config.js';
 import type { Env } from '../../config/env.js';
 import { EventsService } from '../../events/events.service.js';
+import { diskFault } from '../../common/infrastructure-errors.js';
 import { OutageGate } from '../../queue/outages.js';
 import { QueueName } from '../../queue/queues.js';
 import { TenantSlots, type SlotPolicy } from '../../queue/tenant-slots.js';
@@ -143,7 +144,8 @@ export class ValidateSdfProcessor extends WorkerHost {
     try {
       result = await this.pool.validate(tenantId, file, 'background');
     } catch (err) {
-      if (!(err instanceof WorkerTaskError) && !isSdfError(err)) throw err;
+      // A full or unreadable disk is an outage (the job waits), never a verdict on the file.
+      if ((!(err instanceof WorkerTaskError) && !isSdfError(err)) || diskFault(err)) throw err;
       // A path the pool could not open: the file was deleted while the job waited, not bad content.
       if (typeof file === 'string' && (await missingAfterFailure(this.storage, this.documents, doc))) {
         return { skipped: 'gone' };

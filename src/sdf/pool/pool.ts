@@ -284,7 +284,12 @@ export function createValidationPool(options: ValidationPoolOptions = {}): Valid
     const job = slot.job;
     if (!job || message.id !== job.task.id) return;
     if ('error' in message) {
-      settle(slot, (j) => j.reject(new WorkerTaskError(`validation failed inside the worker: ${message.error}`)));
+      // A file call's code travels with the message (ENOSPC writing the output): the service tells a full disk by it.
+      const error = Object.assign(
+        new WorkerTaskError(`validation failed inside the worker: ${message.error}`),
+        message.sys,
+      );
+      settle(slot, (j) => j.reject(error));
     } else {
       settle(slot, (j) => j.answer(message).then(j.resolve, j.reject));
     }

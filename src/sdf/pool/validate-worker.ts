@@ -1,5 +1,5 @@
 import { SdfError, type SdfErrorCode, type SdfErrorDetail } from '../errors.js';
-import { writeNewFile } from '../output-file.js';
+import { systemErrorCode, writeNewFile, type SystemErrorCode } from '../output-file.js';
 import type { PackInput } from '../producer/pack.js';
 import { resolveLimits, type Limits } from '../limits.js';
 import { parseMeta } from '../rules/meta.js';
@@ -49,7 +49,7 @@ export type WorkerMessage =
   | { id: number; extracted: { size: number; data?: Uint8Array }; pid: number }
   | { id: number; produced: ProducedFile; pid: number }
   | { id: number; refused: SdfErrorShape; pid: number }
-  | { id: number; error: string };
+  | { id: number; error: string; sys?: SystemErrorCode };
 
 const send = (message: WorkerMessage): void => {
   process.send!(message);
@@ -139,7 +139,7 @@ async function run(task: WorkerTask): Promise<WorkerMessage> {
     });
     return { id: task.id, outcome, pid: process.pid };
   } catch (error) {
-    return { id: task.id, error: error instanceof Error ? error.message : String(error) };
+    return { id: task.id, error: error instanceof Error ? error.message : String(error), sys: systemErrorCode(error) };
   }
 }
 

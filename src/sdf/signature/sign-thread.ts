@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createPrivateKey, type KeyObject } from 'node:crypto';
 import { parentPort } from 'node:worker_threads';
 import { SdfError } from '../errors.js';
-import { writeNewFile } from '../output-file.js';
+import { systemErrorCode, writeNewFile, type SystemErrorCode } from '../output-file.js';
 import { signArchive, type SignOptions } from './sign.js';
 
 export interface SignTask {
@@ -18,7 +18,9 @@ export interface SignTask {
 }
 
 export type SignReply =
-  { signed: Uint8Array } | { size: number } | { error: { message: string; code?: SdfError['code']; file?: string } };
+  | { signed: Uint8Array }
+  | { size: number }
+  | { error: { message: string; code?: SdfError['code']; file?: string; sys?: SystemErrorCode } };
 
 /**
  * Parsed private keys by their PEM, most recently used last: parsing a PEM costs more than a quarter
@@ -67,7 +69,7 @@ parentPort!.on('message', (task: SignTask) => {
       const error =
         err instanceof SdfError
           ? { message: err.message, code: err.code, ...(err.file ? { file: err.file } : {}) }
-          : { message: err instanceof Error ? err.message : String(err) };
+          : { message: err instanceof Error ? err.message : String(err), sys: systemErrorCode(err) };
       parentPort!.postMessage({ error } satisfies SignReply);
     },
   );

@@ -63,7 +63,12 @@ describe('signing threads', () => {
       expect((await threads.sign(input, options)).equals(expected)).toBe(true);
 
       // Never over an existing file, and a missing input is an error, not an empty signature.
-      await expect(threads.signToFile(input, options, output)).rejects.toThrow(/EEXIST/);
+      // A file call's failure keeps its code and call, so the service can tell a full or read-only disk.
+      await expect(threads.signToFile(input, options, output)).rejects.toMatchObject({
+        message: expect.stringMatching(/EEXIST/),
+        code: 'EEXIST',
+        syscall: 'open',
+      });
       await expect(threads.signToFile(join(dir, 'gone.sdf'), options, join(dir, 'x'))).rejects.toThrow(/ENOENT/);
       expect(() => statSync(join(dir, 'x'))).toThrow();
     } finally {

@@ -53,7 +53,9 @@ function threadPath(): string {
 }
 
 function errorOf(reply: Extract<SignReply, { error: unknown }>['error']): Error {
-  return reply.code ? new SdfError(reply.code, reply.message, reply.file) : new Error(reply.message);
+  if (reply.code) return new SdfError(reply.code, reply.message, reply.file);
+  // A file call's code travels with the message: the service tells a full disk by it.
+  return Object.assign(new Error(reply.message), reply.sys ?? {});
 }
 
 /** At most `threads` threads (default: the cores but one, 1 to 4), started when first needed. */
