@@ -61,9 +61,13 @@ export class AppModule {
             logger,
             // The one line per request is written by the request scope (bootstrap.ts) with tenant and
             // request id; pino-http adds a line, headers redacted, only for a server error. A 503 is an
-            // outage, said once by the exception filter, not once more per request.
+            // outage and a 507 a full disk, said once by the exception filter, not once more per request.
             customLogLevel: (_req, res, err) =>
-              res.statusCode === 503 ? 'silent' : err || res.statusCode >= 500 ? 'error' : 'silent',
+              res.statusCode === 503 || res.statusCode === 507
+                ? 'silent'
+                : err || res.statusCode >= 500
+                  ? 'error'
+                  : 'silent',
             genReqId: (_req, res: ServerResponse) => String(res.getHeader('X-Request-Id') ?? ''),
           },
         }),

@@ -22,6 +22,9 @@ export const ERROR_STATUS = {
   QUOTA_EXCEEDED: HttpStatus.TOO_MANY_REQUESTS,
   INTERNAL_ERROR: HttpStatus.INTERNAL_SERVER_ERROR,
   SERVICE_UNAVAILABLE: HttpStatus.SERVICE_UNAVAILABLE,
+  // The disk the service stores files on is full (507) or takes no writes (503); see `diskFault`.
+  STORAGE_FULL: HttpStatus.INSUFFICIENT_STORAGE,
+  STORAGE_UNAVAILABLE: HttpStatus.SERVICE_UNAVAILABLE,
   BILLING_NOT_CONFIGURED: HttpStatus.SERVICE_UNAVAILABLE,
 } as const;
 

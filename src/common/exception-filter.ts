@@ -1,12 +1,15 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import type { Response } from 'express';
 import { AppError, errorBody, type ErrorDetail } from './errors.js';
-import { isInfrastructureError } from './infrastructure-errors.js';
+import { DiskOutages } from './disk-outages.js';
+import { diskFault, isInfrastructureError } from './infrastructure-errors.js';
 
 /** An outage is logged at most once in this long, however many requests meet it (no stack floods). */
 const OUTAGE_LOG_INTERVAL_MS = 10_000;
 /** What a client is told to wait when a dependency is unreachable. */
 const OUTAGE_RETRY_AFTER_SECONDS = 5;
+/** What a client is told to wait when the disk is full or read-only: freeing space takes an operator. */
+const DISK_RETRY_AFTER_SECONDS = 30;
 
 const STATUS_CODES: Record<number, string> = {
   400: 'VALIDATION_ERROR',
@@ -47,7 +50,10 @@ export class AllExceptionsFilter implements ExceptionFilter {
   catch(exception: unknown, host: ArgumentsHost): void {
     const res = host.switchToHttp().getResponse<Response>();
     const { status, body, headers } = this.describe(exception);
-    if (status === 503 && isInfrastructureError(exception)) this.logOutage(exception);
+    const fault = status === 507 || (status === 503 && !(exception instanceof AppError)) ? diskFault(exception) : null;
+    // A full or unwritable disk: one line when the episode begins, one when a write succeeds again.
+    if (fault) DiskOutages.shared.met(fault, exception);
+    else if (status === 503 && isInfrastructureError(exception)) this.logOutage(exception);
     else if (status >= 500) this.logger.error('request failed', exception instanceof Error ? exception : undefined);
     if (res.headersSent) {
       res.destroy();
@@ -96,6 +102,20 @@ export class AllExceptionsFilter implements ExceptionFilter {
         status,
         body: errorBody(STATUS_CODES[status] ?? 'VALIDATION_ERROR', 'Request body could not be read'),
         headers: {},
+      };
+    }
+    const fault = diskFault(exception);
+    if (fault) {
+      // The disk the files go to is full or takes no writes: the request was fine, and nothing of it was
+      // kept (every write is to a temporary file, removed on failure); it may be sent again once there is
+      // space. 507 says which, as WebDAV's Insufficient Storage does.
+      return {
+        status: fault === 'full' ? 507 : 503,
+        body:
+          fault === 'full'
+            ? errorBody('STORAGE_FULL', 'The service has no storage space left right now; try again later')
+            : errorBody('STORAGE_UNAVAILABLE', 'The service cannot write to its storage right now; try again later'),
+        headers: { 'Retry-After': String(DISK_RETRY_AFTER_SECONDS) },
       };
     }
     if (isInfrastructureError(exception)) {

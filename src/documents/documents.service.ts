@@ -30,7 +30,7 @@ import { enqueueValidation } from './jobs/validate-sdf.job.js';
 import { TenantSlots } from '../queue/tenant-slots.js';
 import type { SpooledFile } from './upload-spool.js';
 import { ValidationPoolService } from './validation-pool.service.js';
-import { isInfrastructureError } from '../common/infrastructure-errors.js';
+import { diskFault, isInfrastructureError } from '../common/infrastructure-errors.js';
 
 /** Who acts, for audit entries (S11). */
 export interface Actor {
@@ -196,6 +196,8 @@ export class DocumentsService {
       await this.keepData(doc, key);
     } catch (err) {
       if (!(await this.documents.findForTenant(tenantId, id))) throw AppError.notFound('Document');
+      // A full or unwritable disk (writing the copy) is the service's, answered 507/503, not the file's.
+      if (diskFault(err)) throw err;
       if (err instanceof WorkerTaskError || err instanceof DataBudgetError) {
         throw AppError.invalidState(`The stored file's data.json cannot be read: ${err.message}`);
       }

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { TenantAuth } from '../auth/auth-context.js';
+import { DiskOutages } from '../common/disk-outages.js';
 import { AppError, errorBody } from '../common/errors.js';
 import { AppConfig } from '../config/app-config.js';
 import { quotaExceeded, UsageMetering } from '../rate-limit/usage-metering.js';
@@ -63,7 +64,10 @@ export class UploadHandler {
         stall: { windowMs: env.UPLOAD_BODY_STALL_MS, minBytes: env.UPLOAD_BODY_MIN_BYTES },
       });
       try {
-        return await use(file);
+        const result = await use(file);
+        // A body written to disk (and stored, for an upload): an episode of a full disk, if one was open, is over.
+        DiskOutages.shared.cleared();
+        return result;
       } finally {
         await file.discard();
       }

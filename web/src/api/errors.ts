@@ -29,6 +29,8 @@ const SENTENCES: Record<string, string> = {
   REQUEST_TIMEOUT: 'The upload was too slow and the service stopped waiting. Try again on a steadier connection.',
   QUOTA_EXCEEDED: "Your plan's quota for this period is used up.",
   SERVICE_UNAVAILABLE: 'The service is briefly unavailable. Try again in a moment.',
+  STORAGE_FULL: 'The service has run out of storage space. Try again later; if it lasts, tell your operator.',
+  STORAGE_UNAVAILABLE: 'The service cannot store files right now. Try again later; if it lasts, tell your operator.',
   INTERNAL_ERROR: 'Something went wrong on the service. Try again; if it keeps happening, tell your operator.',
   VALIDATION_ERROR: 'Some of what you entered needs another look.',
 };
