@@ -1,9 +1,29 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AppConfig } from '../config/app-config.js';
+import { diskFault } from './infrastructure-errors.js';
 
 export interface Readiness {
   status: 'ok' | 'unavailable';
   checks: Record<string, 'ok' | 'unavailable'>;
+  /** Why a check is unavailable, where it says (a disk full or read-only, free space below the threshold). */
+  reasons: Record<string, string>;
+}
+
+/** A probe's failure whose reason is fit to show on the public readiness answer (no path, no secret). */
+export class NotReady extends Error {
+  constructor(reason: string) {
+    super(reason);
+    this.name = 'NotReady';
+  }
+}
+
+/** What readiness says of a probe's failure: its own reason, a disk fault's, or nothing (it just failed). */
+function reasonOf(err: unknown): string | undefined {
+  if (err instanceof NotReady) return err.message;
+  const fault = diskFault(err);
+  if (fault === 'full') return 'no space left on the storage disk';
+  if (fault === 'unwritable') return `the storage disk takes no writes (${(err as { code: string }).code})`;
+  return undefined;
 }
 
 /** A probe that has not answered by then counts as unavailable. */
@@ -71,15 +91,20 @@ export class ReadinessChecks {
 
   private async runProbes(): Promise<Readiness> {
     const checks: Readiness['checks'] = {};
+    const reasons: Readiness['reasons'] = {};
     await Promise.all(
       [...this.probes].map(async ([name, probe]) => {
         checks[name] = await withTimeout(Promise.resolve().then(probe)).then(
           () => 'ok' as const,
-          () => 'unavailable' as const,
+          (err: unknown) => {
+            const reason = reasonOf(err);
+            if (reason !== undefined) reasons[name] = reason;
+            return 'unavailable' as const;
+          },
         );
       }),
     );
     const ok = Object.values(checks).every((c) => c === 'ok');
-    return { status: ok ? 'ok' : 'unavailable', checks };
+    return { status: ok ? 'ok' : 'unavailable', checks, reasons };
   }
 }

@@ -119,6 +119,15 @@ export const envSchema = z.object({
   // Far above the time between storing an upload and recording it, so an upload in flight is never touched.
   STORAGE_ORPHAN_GRACE_MS: positiveInt.min(600_000, 'must be at least 600000 (10 minutes)').default(3_600_000),
 
+  // /health/ready reports storage unavailable (saying why) while the local store's disk, or the upload spool's
+  // folder, has less free space than this: time to add space before writes fail (then 507 STORAGE_FULL).
+  // 0 turns the check off. Writes are not refused on it: only a full disk refuses them.
+  STORAGE_MIN_FREE_BYTES: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(256 * 1024 * 1024),
+
   // Upload bodies are spooled here (never held in memory) before the partial read of meta.json (S2);
   // default: the local store's .tmp folder (so storing moves the file), with S3 the OS temp folder.
   UPLOAD_TMP_DIR: z.string().optional(),

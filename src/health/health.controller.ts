@@ -24,6 +24,13 @@ class ReadinessDto {
   @ApiProperty({ enum: ['ok', 'unavailable'], example: 'ok' }) status: string;
   @ApiProperty({ example: { database: 'ok', redis: 'ok', storage: 'ok' } })
   checks: Record<string, string>;
+  @ApiProperty({
+    required: false,
+    example: { storage: 'free space 52428800 bytes is below STORAGE_MIN_FREE_BYTES (268435456)' },
+    description:
+      'Why a check is unavailable, for the checks that say: the storage disk full or read-only, or its free space below STORAGE_MIN_FREE_BYTES',
+  })
+  reasons?: Record<string, string>;
 }
 
 /** S15: liveness without credentials; readiness checks database, Redis and storage. */
@@ -55,7 +62,8 @@ export class HealthController {
   @ApiOperation({
     summary: 'Readiness: database, Redis and storage reachable',
     description:
-      'No credentials. 200 when the database, Redis and storage answer, 503 with the failing check otherwise; ' +
+      'No credentials. 200 when the database, Redis and storage answer, 503 with the failing check otherwise ' +
+      '(and, where it says, why: the storage disk full, read-only, or its free space below STORAGE_MIN_FREE_BYTES); ' +
       'anonymous callers share one result cached for READINESS_CACHE_MS.',
   })
   @ApiOkResponse({ type: ReadinessDto })
@@ -64,6 +72,7 @@ export class HealthController {
     // Anonymous callers share one cached result (READINESS_CACHE_MS), a 503 as briefly as a 200.
     const readiness = await this.readiness.status();
     if (readiness.status !== 'ok') res.status(503);
-    return { status: readiness.status, checks: { ...readiness.checks } };
+    const reasons = Object.keys(readiness.reasons).length > 0 ? { reasons: { ...readiness.reasons } } : {};
+    return { status: readiness.status, checks: { ...readiness.checks }, ...reasons };
   }
 }

@@ -42,7 +42,8 @@ function isNotFound(err: unknown): boolean {
  */
 export class LocalStorageDriver implements StorageDriver {
   readonly name = 'local' as const;
-  private readonly root: string;
+  /** The data folder, absolute. */
+  readonly root: string;
   /** Renames into one folder at the same moment share its fsync. */
   private readonly folders = new FolderSync();
 

@@ -1,7 +1,10 @@
+import { statfs } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { Global, Inject, Logger, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { DiskOutages } from '../common/disk-outages.js';
 import { Periodic } from '../common/periodic.js';
 import { AppConfig } from '../config/app-config.js';
-import { ReadinessChecks } from '../common/readiness.js';
+import { NotReady, ReadinessChecks } from '../common/readiness.js';
 import { LocalStorageDriver } from './local.driver.js';
 import { S3StorageDriver } from './s3.driver.js';
 import { STORAGE_DRIVER, type StorageDriver } from './storage-driver.js';
@@ -44,7 +47,7 @@ export class StorageModule implements OnModuleInit, OnApplicationShutdown {
 
   async onModuleInit(): Promise<void> {
     // S15: /health/ready reports storage beside the database and Redis.
-    this.readiness.register('storage', () => this.storage.probe());
+    this.readiness.register('storage', () => this.probe());
     if (!(this.storage instanceof LocalStorageDriver)) return;
     // What a process that died mid-write left in the local store's temporary folder goes at start,
     // before this process writes any, and then every minute.
@@ -52,6 +55,33 @@ export class StorageModule implements OnModuleInit, OnApplicationShutdown {
       this.logger.warn({ msg: 'temporary files not swept', err: String(err) }),
     );
     this.sweeps.start(TEMP_SWEEP_INTERVAL_MS);
+  }
+
+  /**
+   * S15: the store answers (for the local store: a file written and removed), and each disk files are
+   * written to has STORAGE_MIN_FREE_BYTES free. A probe that passes ends an episode of refused writes.
+   */
+  private async probe(): Promise<void> {
+    await this.storage.probe();
+    const min = this.config.env.STORAGE_MIN_FREE_BYTES;
+    if (min > 0) {
+      for (const folder of this.diskFolders()) {
+        const free = await freeBytes(folder);
+        if (free !== null && free < min) {
+          throw new NotReady(`free space ${free} bytes is below STORAGE_MIN_FREE_BYTES (${min})`);
+        }
+      }
+    }
+    DiskOutages.shared.cleared();
+  }
+
+  /** The folders files are written to on this machine: the local store, and the upload spool if apart. */
+  private diskFolders(): string[] {
+    const env = this.config.env;
+    const folders = this.storage instanceof LocalStorageDriver ? [this.storage.root] : [];
+    const spool = env.UPLOAD_TMP_DIR ?? (this.storage.spoolDir ? undefined : tmpdir());
+    if (spool !== undefined) folders.push(spool);
+    return folders;
   }
 
   private async sweep(atStart: boolean): Promise<void> {
@@ -70,3 +100,12 @@ export class StorageModule implements OnModuleInit, OnApplicationShutdown {
 }
 
 const TEMP_SWEEP_INTERVAL_MS = 60_000;
+
+/** Bytes an unprivileged writer may still use on the folder's file system; null when it is not there yet. */
+async function freeBytes(folder: string): Promise<number | null> {
+  const info = await statfs(folder).catch((err: unknown) => {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  });
+  return info === null ? null : info.bavail * info.bsize;
+}

@@ -53,7 +53,7 @@ export interface paths {
         };
         /**
          * Readiness: database, Redis and storage reachable
-         * @description No credentials. 200 when the database, Redis and storage answer, 503 with the failing check otherwise; anonymous callers share one result cached for READINESS_CACHE_MS.
+         * @description No credentials. 200 when the database, Redis and storage answer, 503 with the failing check otherwise (and, where it says, why: the storage disk full, read-only, or its free space below STORAGE_MIN_FREE_BYTES); anonymous callers share one result cached for READINESS_CACHE_MS.
          */
         get: operations["HealthController_ready"];
         put?: never;
@@ -1820,6 +1820,13 @@ export interface components {
              *     }
              */
             checks: Record<string, never>;
+            /**
+             * @description Why a check is unavailable, for the checks that say: the storage disk full or read-only, or its free space below STORAGE_MIN_FREE_BYTES
+             * @example {
+             *       "storage": "free space 52428800 bytes is below STORAGE_MIN_FREE_BYTES (104857600)"
+             *     }
+             */
+            reasons?: Record<string, never>;
         };
         CreateTenantDto: {
             /** @example Acme GmbH */
