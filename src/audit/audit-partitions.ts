@@ -2,6 +2,7 @@ import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShut
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { Periodic } from '../common/periodic.js';
+import { BackgroundOutages } from '../queue/outages.js';
 
 /** Months after the current one whose audit_log partitions exist ahead of time. */
 export const AUDIT_PARTITION_MONTHS_AHEAD = 3;
@@ -23,10 +24,16 @@ export class AuditPartitionKeeper implements OnApplicationBootstrap, OnApplicati
       const created = await this.ensure();
       if (created.length) this.logger.log({ msg: 'audit log partitions created', partitions: created });
     },
-    (err) => this.logger.error({ msg: 'audit log partitions could not be created', err: String(err) }),
+    (err) => {
+      if (!this.outages.failed('audit log partitions', err))
+        this.logger.error({ msg: 'audit log partitions could not be created', err: String(err) });
+    },
   );
 
-  constructor(@InjectDataSource() private readonly ds: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly ds: DataSource,
+    private readonly outages: BackgroundOutages,
+  ) {}
 
   async onApplicationBootstrap(): Promise<void> {
     await this.periodic.run();

@@ -89,6 +89,11 @@ export class ReadinessChecks {
     return this.shared.get();
   }
 
+  /** The probes run now, past the cache: for a process that watches an outage of its own. */
+  probeNow(): Promise<Readiness> {
+    return this.runProbes();
+  }
+
   private async runProbes(): Promise<Readiness> {
     const checks: Readiness['checks'] = {};
     const reasons: Readiness['reasons'] = {};

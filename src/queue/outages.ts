@@ -1,6 +1,7 @@
-import { Logger } from '@nestjs/common';
+import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { DelayedError, type Job } from 'bullmq';
 import { diskFault, isInfrastructureError } from '../common/infrastructure-errors.js';
+import { ReadinessChecks } from '../common/readiness.js';
 import { actingForTenant } from '../database/tenant-scope.js';
 
 /** The first postponement waits this long; each further one while the outage lasts waits twice as long, up to the ceiling. */
@@ -94,4 +95,129 @@ function tenantOf(data: unknown): string | undefined {
   const d = data as { tenantId?: unknown; tenant_id?: unknown } | null;
   const id = d?.tenantId ?? d?.tenant_id;
   return typeof id === 'string' && id !== '' ? id : undefined;
+}
+
+/** The first failure's line waits this long for the other tasks that meet the same outage, to name them. */
+const GATHER_MS = 3_000;
+/** While an outage lasts, the dependencies are probed this often to see it end. */
+const PROBE_EVERY_MS = 2_000;
+/** A task failure that no probe explains (the dependency answered again at once) is said at most this often. */
+const BLIP_EVERY_MS = 60_000;
+/** Dependencies that say their own outage, once when it starts and once when it ends (RedisOutageLog). */
+const SELF_LOGGED = new Set(['redis']);
+
+interface BackgroundOutage {
+  since: number;
+  affected: Set<string>;
+  failures: number;
+  reason: string;
+  unavailable: Set<string>;
+  said: boolean;
+}
+
+/**
+ * The process's background tasks (outbox dispatch and its LISTEN connection, sweepers, schedulers) report
+ * their failures here instead of logging each failed round: a dependency that is away for a minute makes
+ * one line when the outage starts (which dependencies are unreachable, which tasks wait) and one when the
+ * readiness probes answer again (how long it lasted), never one per round of every task.
+ */
+@Injectable()
+export class BackgroundOutages implements OnApplicationShutdown {
+  private readonly logger = new Logger('Outage');
+  private outage: BackgroundOutage | null = null;
+  private timer: NodeJS.Timeout | undefined;
+  private lastBlip = 0;
+  private stopped = false;
+
+  constructor(private readonly readiness: ReadinessChecks) {}
+
+  /**
+   * A round of `task` failed. True when the error means a dependency is away: the outage is said here (once)
+   * and the caller logs nothing; false for the task's own fault, which the caller logs as before.
+   */
+  failed(task: string, err: unknown): boolean {
+    if (!isInfrastructureError(err)) return false;
+    if (this.outage) {
+      this.outage.affected.add(task);
+      this.outage.failures++;
+      return true;
+    }
+    this.outage = {
+      since: Date.now(),
+      affected: new Set([task]),
+      failures: 1,
+      reason: describe(err),
+      unavailable: new Set(),
+      said: false,
+    };
+    this.after(GATHER_MS, () => this.begin());
+    return true;
+  }
+
+  onApplicationShutdown(): void {
+    this.stopped = true;
+    clearTimeout(this.timer);
+  }
+
+  private after(ms: number, next: () => Promise<void>): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => void next().catch(() => this.after(PROBE_EVERY_MS, next)), ms);
+    this.timer.unref();
+  }
+
+  private async begin(): Promise<void> {
+    const o = this.outage;
+    if (!o) return;
+    const down = await this.unavailable();
+    if (down.length === 0) {
+      // Every dependency answers by now: a passing fault, said as the tasks' own (at most once a minute).
+      this.outage = null;
+      if (Date.now() - this.lastBlip < BLIP_EVERY_MS) return;
+      this.lastBlip = Date.now();
+      this.logger.warn({
+        msg: 'a background task failed to reach a dependency',
+        affected: [...o.affected],
+        reason: o.reason,
+      });
+      return;
+    }
+    for (const d of down) o.unavailable.add(d);
+    if (!down.every((d) => SELF_LOGGED.has(d))) {
+      o.said = true;
+      this.logger.warn({
+        msg: 'a dependency is unreachable: background tasks wait for it and retry quietly',
+        unavailable: down,
+        affected: [...o.affected],
+        reason: o.reason,
+      });
+    }
+    this.after(PROBE_EVERY_MS, () => this.watch());
+  }
+
+  private async watch(): Promise<void> {
+    const o = this.outage;
+    if (!o) return;
+    const down = await this.unavailable();
+    if (down.length > 0) {
+      for (const d of down) o.unavailable.add(d);
+      this.after(PROBE_EVERY_MS, () => this.watch());
+      return;
+    }
+    this.outage = null;
+    if (!o.said) return;
+    this.logger.log({
+      msg: 'dependencies answer again: background tasks resume',
+      unavailable: [...o.unavailable],
+      affected: [...o.affected],
+      outage_ms: Date.now() - o.since,
+      failed_rounds: o.failures,
+    });
+  }
+
+  private async unavailable(): Promise<string[]> {
+    const { checks } = await this.readiness.probeNow();
+    return Object.keys(checks)
+      .filter((name) => checks[name] === 'unavailable')
+      .sort();
+  }
 }

@@ -5,6 +5,7 @@ import type { ConnectionOptions } from 'bullmq';
 import { AppConfig } from '../config/app-config.js';
 import { redisOptions, requestPathRedisOptions } from '../redis/redis.module.js';
 import { QueueConnectionWatch } from './connection-watch.js';
+import { BackgroundOutages } from './outages.js';
 import { ProcessorCheck } from './processor-check.js';
 import { BullMQOtel } from 'bullmq-otel';
 import { ALL_QUEUES, defaultJobOptions } from './queues.js';
@@ -34,7 +35,7 @@ import { TenantSlots } from './tenant-slots.js';
     }),
     BullModule.registerQueue(...ALL_QUEUES.map((name) => ({ name }))),
   ],
-  providers: [ProcessorCheck, TenantSlots, QueueConnectionWatch],
-  exports: [BullModule, TenantSlots],
+  providers: [ProcessorCheck, TenantSlots, QueueConnectionWatch, BackgroundOutages],
+  exports: [BullModule, TenantSlots, BackgroundOutages],
 })
 export class QueueModule {}

@@ -7,6 +7,7 @@ import type { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
 import type { EventName, EventPayload } from '../events/events.js';
 import { subscribedSql } from '../events/events.service.js';
+import { BackgroundOutages } from '../queue/outages.js';
 import { QueueName, webhookDeliveryJobOptions } from '../queue/queues.js';
 import { deliveryJobId, type WebhookDeliveryJobData } from './jobs/delivery-job.js';
 import { WebhooksService } from './webhooks.service.js';
@@ -54,6 +55,7 @@ export class OutboxDispatcher implements OnApplicationBootstrap, OnApplicationSh
     @InjectQueue(QueueName.WebhookDelivery) private readonly queue: Queue<WebhookDeliveryJobData>,
     private readonly webhooks: WebhooksService,
     private readonly config: AppConfig,
+    private readonly outages: BackgroundOutages,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -77,7 +79,8 @@ export class OutboxDispatcher implements OnApplicationBootstrap, OnApplicationSh
 
   /**
    * LISTEN on a dedicated connection so an event is handed over right after its transaction commits.
-   * Losing the connection only costs latency (the poll loop carries on); it is re-established.
+   * Losing the connection only costs latency (the poll loop carries on); it is re-established. While the
+   * database is away each failed reconnection goes to the outage log, said once for the whole outage.
    */
   private async listen(): Promise<void> {
     if (this.stopped) return;
@@ -87,7 +90,8 @@ export class OutboxDispatcher implements OnApplicationBootstrap, OnApplicationSh
     const relisten = (err?: Error) => {
       if (retried || this.stopped) return;
       retried = true;
-      if (err) this.logger.warn({ msg: 'outbox listener lost; polling meanwhile', error: err.message });
+      if (err && !this.outages.failed('outbox listener', err))
+        this.logger.warn({ msg: 'outbox listener lost; polling meanwhile', error: err.message });
       client.removeAllListeners('notification');
       void client.end().catch(() => undefined);
       setTimeout(() => void this.listen(), RELISTEN_DELAY_MS).unref();
@@ -117,7 +121,8 @@ export class OutboxDispatcher implements OnApplicationBootstrap, OnApplicationSh
       this.prunedAt = Date.now();
       // Pruning is housekeeping: its failure must not read as a failed dispatch; it is tried next hour.
       await this.prune().catch((err: unknown) => {
-        this.logger.warn({ msg: 'outbox prune failed', error: (err as Error).message });
+        if (!this.outages.failed('outbox prune', err))
+          this.logger.warn({ msg: 'outbox prune failed', error: (err as Error).message });
       });
     }
     return total;
@@ -222,7 +227,9 @@ export class OutboxDispatcher implements OnApplicationBootstrap, OnApplicationSh
             if (n > 0) this.logger.debug({ msg: 'outbox dispatched', events: n });
           },
           (err: unknown) => {
-            this.logger.warn({ msg: 'outbox dispatch failed; will retry', error: (err as Error).message });
+            // An outage is said once by the outage log, not once a second here.
+            if (!this.outages.failed('outbox dispatch', err))
+              this.logger.warn({ msg: 'outbox dispatch failed; will retry', error: (err as Error).message });
           },
         )
         .finally(() => {
@@ -238,7 +245,11 @@ export class OutboxDispatcher implements OnApplicationBootstrap, OnApplicationSh
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`enqueue timed out after ${ms} ms`)), ms);
+    // ETIMEDOUT: Redis did not answer, an outage rather than a fault of the events.
+    timer = setTimeout(
+      () => reject(Object.assign(new Error(`enqueue timed out after ${ms} ms`), { code: 'ETIMEDOUT' })),
+      ms,
+    );
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }

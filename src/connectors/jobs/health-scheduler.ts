@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { Periodic } from '../../common/periodic.js';
 import { AppConfig } from '../../config/app-config.js';
+import { BackgroundOutages } from '../../queue/outages.js';
 import { Connector } from '../entities/connector.entity.js';
 import { ErpGateway } from '../erp-gateway.js';
 
@@ -18,13 +19,17 @@ export class ConnectorHealthScheduler implements OnApplicationBootstrap, OnAppli
   private readonly logger = new Logger('ConnectorHealthScheduler');
   private readonly periodic = new Periodic(
     () => this.checkDue(),
-    (err) => this.logger.warn({ msg: 'connector health round failed', err: String(err) }),
+    (err) => {
+      if (!this.outages.failed('connector health checks', err))
+        this.logger.warn({ msg: 'connector health round failed', err: String(err) });
+    },
   );
 
   constructor(
     @Inject(AppConfig) private readonly config: AppConfig,
     @InjectDataSource() private readonly ds: DataSource,
     private readonly gateway: ErpGateway,
+    private readonly outages: BackgroundOutages,
   ) {}
 
   onApplicationBootstrap(): void {

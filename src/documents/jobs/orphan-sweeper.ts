@@ -6,6 +6,7 @@ import { Periodic } from '../../common/periodic.js';
 import { requestContext } from '../../common/request-context.js';
 import { AppConfig } from '../../config/app-config.js';
 import { MetricsService } from '../../metrics/metrics.service.js';
+import { BackgroundOutages } from '../../queue/outages.js';
 import { RedisService } from '../../redis/redis.module.js';
 import { STORAGE_DRIVER, type StorageDriver, type StoredObject } from '../../storage/storage-driver.js';
 
@@ -46,7 +47,9 @@ export class OrphanSweeper implements OnApplicationBootstrap, OnApplicationShutd
   private readonly logger = new Logger('OrphanSweeper');
   private readonly periodic = new Periodic(
     () => this.sweep(),
-    (err) => this.logger.warn({ msg: 'orphan sweep failed', err: String(err) }),
+    (err) => {
+      if (!this.outages.failed('orphan sweep', err)) this.logger.warn({ msg: 'orphan sweep failed', err: String(err) });
+    },
   );
   private readonly release: (...args: string[]) => Promise<unknown>;
 
@@ -56,6 +59,7 @@ export class OrphanSweeper implements OnApplicationBootstrap, OnApplicationShutd
     @InjectDataSource() private readonly ds: DataSource,
     private readonly redis: RedisService,
     private readonly metrics: MetricsService,
+    private readonly outages: BackgroundOutages,
   ) {
     this.release = redis.script('sdfOrphanSweepRelease', 1, RELEASE);
   }

@@ -3,6 +3,7 @@ import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplica
 import type { Queue } from 'bullmq';
 import { Periodic } from '../../common/periodic.js';
 import { AppConfig } from '../../config/app-config.js';
+import { BackgroundOutages } from '../../queue/outages.js';
 import { QueueName } from '../../queue/queues.js';
 import { DocumentsRepository } from '../documents.repository.js';
 import { enqueueValidation } from './validate-sdf.job.js';
@@ -23,7 +24,9 @@ export class PendingSweeper implements OnApplicationBootstrap, OnApplicationShut
   private readonly logger = new Logger('PendingSweeper');
   private readonly periodic = new Periodic(
     () => this.sweep(),
-    (err) => this.logger.warn({ msg: 'sweep failed', err: String(err) }),
+    (err) => {
+      if (!this.outages.failed('pending sweep', err)) this.logger.warn({ msg: 'sweep failed', err: String(err) });
+    },
   );
 
   constructor(
@@ -31,6 +34,7 @@ export class PendingSweeper implements OnApplicationBootstrap, OnApplicationShut
     @InjectQueue(QueueName.ValidateSdf) private readonly queue: Queue,
     private readonly documents: DocumentsRepository,
     private readonly slots: TenantSlots,
+    private readonly outages: BackgroundOutages,
   ) {}
 
   onApplicationBootstrap(): void {
