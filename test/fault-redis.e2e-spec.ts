@@ -4,6 +4,7 @@ import {
   expectAccessLogged,
   expectRedisOutageLoggedOnce,
   expectSuccessOr503,
+  FEW_SECONDS,
   type Outcome,
   QUICK_PENDING_SWEEP,
   timed,
@@ -77,6 +78,54 @@ describe('Redis crashes under 200 uploads (API and worker as separate processes)
     expect(api.logs.filter((l) => l.level === 'error')).toEqual([]);
     expect(api.logs.filter((l) => l.level === 'warn').length).toBeLessThan(10);
   }, 120_000);
+
+  it('answers 503 with Retry-After within seconds while Redis is frozen (SIGSTOP), logs the outage once at its start and once at its end, and serves again once it thaws', async () => {
+    const key = { 'X-API-Key': tenant.apiKey };
+    const archive = archives[0]!;
+    await api.http().get('/list').set(key).expect(200);
+    const mark = api.logs.length;
+    cluster.redis.freeze();
+    const frozen = Date.now();
+    // Requests one after another for 12 s: reads and uploads, which both need Redis (rate limit, upload slot).
+    const outcomes: Outcome[] = [];
+    for (let i = 0; Date.now() - frozen < 12_000; i++) {
+      outcomes.push(
+        i % 2 === 0
+          ? await timed('list', () => api.http().get('/list').set(key))
+          : await timed('upload', () => api.http().post('/upload').set(key).attach('file', archive, 'f.sdf')),
+      );
+    }
+    const ready = await api.http().get('/health/ready');
+    cluster.redis.thaw();
+    const thawed = Date.now();
+    await waitUntil(async () => (await api.http().get('/list').set(key)).status === 200, 'served again', 15_000);
+    console.log(
+      `frozen Redis: ${outcomes.length} answers, the slowest in ${Math.max(...outcomes.map((o) => o.ms))} ms`,
+    );
+
+    expect(ready.status).toBe(503);
+    expect(ready.body.checks.redis).toBe('unavailable');
+    // Within the documented bound (a command is given up after 2.5 s), never held until Redis answers again.
+    expectSuccessOr503(outcomes);
+    expect(outcomes.filter((o) => o.ms >= FEW_SECONDS)).toEqual([]);
+    expect(outcomes.filter((o) => o.status !== 503)).toEqual([]);
+    expect(outcomes.length).toBeGreaterThanOrEqual(3);
+    await expectAccessLogged(api, outcomes);
+
+    // The log: the outage said when it starts and when it ends, once each, JSON only.
+    await api.waitForLog((l) => l.msg === 'Redis answers again' && api.logs.indexOf(l) >= mark, 'the end line', 10_000);
+    const lines = api.logs.slice(mark);
+    expect(api.otherLines).toEqual([]);
+    const begin = lines.filter((l) => String(l.msg).startsWith('Redis is unreachable'));
+    expect(begin).toHaveLength(1);
+    expect(begin[0]).toMatchObject({ level: 'warn', reason: 'Command timed out' });
+    const end = lines.filter((l) => l.msg === 'Redis answers again');
+    expect(end).toHaveLength(1);
+    expect(end[0]!.outage_ms as number).toBeGreaterThan(8_000);
+    expect(end[0]!.outage_ms as number).toBeLessThan(Date.now() - frozen);
+    expect(Date.parse(end[0]!.time as string)).toBeGreaterThanOrEqual(thawed - 1_000);
+    expect(lines.filter((l) => l.level === 'error')).toEqual([]);
+  }, 60_000);
 
   it('rate limits and the failed-authentication throttle work again once Redis is back', async () => {
     const limited = await cluster.createTenant(api, 3);

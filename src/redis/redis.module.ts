@@ -1,5 +1,5 @@
 import { Global, Inject, Injectable, Logger, Module, type OnApplicationShutdown } from '@nestjs/common';
-import { Redis, type RedisOptions } from 'ioredis';
+import { Redis, type Command, type RedisOptions } from 'ioredis';
 import { AppConfig } from '../config/app-config.js';
 
 /** ioredis options from a redis:// URL; BullMQ needs `maxRetriesPerRequest: null` on its connections. */
@@ -17,6 +17,13 @@ export function redisOptions(url: string): RedisOptions {
 }
 
 /**
+ * A command on the request path that Redis has not answered by then fails (the request answers 503 with
+ * Retry-After): a server that keeps its connections but does not answer (stopped, frozen) holds no request
+ * longer. Redis answers in well under a millisecond, so this is far above a slow answer of a busy process.
+ */
+export const REDIS_COMMAND_TIMEOUT_MS = 2_500;
+
+/**
  * Options of a connection that requests wait on (counters, checks, enqueues from the API): while Redis is
  * away a command fails within a few seconds (the request answers 503) instead of waiting in ioredis's
  * offline queue until Redis returns, which held requests until the HTTP idle time-out cut them.
@@ -27,9 +34,8 @@ export function requestPathRedisOptions(url: string): RedisOptions {
     // A command waits through one reconnection attempt, then fails ("Reached the max retries per request limit").
     maxRetriesPerRequest: 1,
     retryStrategy: (times) => Math.min(times * 200, 1_000),
-    // A server that accepts connections but does not answer (stopped) is given up on after this long;
-    // generous, so that a process starved of CPU does not take its own slowness for an outage.
-    commandTimeout: 10_000,
+    // A server that accepts connections but does not answer (stopped) is given up on after this long.
+    commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
   };
 }
 
@@ -42,6 +48,34 @@ export class RedisOutageLog {
   private readonly logger = new Logger('Redis');
   private downSince: number | null = null;
   private lastOther = 0;
+  private probe: NodeJS.Timeout | undefined;
+
+  /** Whether this process sees Redis as away now. */
+  get down(): boolean {
+    return this.downSince !== null;
+  }
+
+  /**
+   * A command of the primary connection settled. A time-out on a connection that stays open (the server
+   * was stopped or froze) is an outage as much as a lost connection, and is said the same way; its end is
+   * the next answer, which `ping` asks for each second in case nothing else does.
+   */
+  settled(err: unknown, ping: () => Promise<unknown>): void {
+    if (err === undefined) return this.answered();
+    if (!(err instanceof Error) || err.message !== 'Command timed out' || this.downSince !== null) return;
+    this.failed(err);
+    const next = () => {
+      this.probe = setTimeout(() => {
+        if (this.downSince === null) return;
+        ping().then(
+          () => this.answered(),
+          () => next(),
+        );
+      }, 1_000);
+      this.probe.unref();
+    };
+    next();
+  }
 
   /** The connection whose state is the process's view of Redis (the request-path client). */
   watchPrimary(client: Redis): void {
@@ -73,6 +107,7 @@ export class RedisOutageLog {
 
   private answered(): void {
     if (this.downSince === null) return;
+    clearTimeout(this.probe);
     this.logger.log({ msg: 'Redis answers again', outage_ms: Date.now() - this.downSince });
     this.downSince = null;
   }
@@ -84,6 +119,31 @@ function describe(err: unknown): string {
   return `${code}${typeof e?.message === 'string' ? e.message : String(err)}`.slice(0, 300);
 }
 
+/** A client whose every command's outcome reaches the outage log (a command time-out starts an outage). */
+class WatchedRedis extends Redis {
+  private readonly watched = new WeakSet<Command>();
+
+  constructor(
+    options: RedisOptions,
+    private readonly outages: RedisOutageLog,
+  ) {
+    super(options);
+  }
+
+  override sendCommand(command: Command, stream?: Parameters<Redis['sendCommand']>[1]): unknown {
+    const sent = super.sendCommand(command, stream);
+    // A command queued offline passes here again when it is sent: watched once.
+    if (!this.watched.has(command)) {
+      this.watched.add(command);
+      command.promise.then(
+        () => this.outages.settled(undefined, () => this.ping()),
+        (err: unknown) => this.outages.settled(err, () => this.ping()),
+      );
+    }
+    return sent;
+  }
+}
+
 /** The shared Redis client for counters and checks; every key goes under REDIS_PREFIX. */
 @Injectable()
 export class RedisService implements OnApplicationShutdown {
@@ -92,7 +152,10 @@ export class RedisService implements OnApplicationShutdown {
   readonly outages = new RedisOutageLog();
 
   constructor(@Inject(AppConfig) config: AppConfig) {
-    this.client = new Redis({ ...requestPathRedisOptions(config.env.REDIS_URL), lazyConnect: false });
+    this.client = new WatchedRedis(
+      { ...requestPathRedisOptions(config.env.REDIS_URL), lazyConnect: false },
+      this.outages,
+    );
     this.outages.watchPrimary(this.client);
     this.prefix = config.env.REDIS_PREFIX;
   }

@@ -65,6 +65,18 @@ export class OwnRedis {
     return this.signal('SIGKILL');
   }
 
+  /**
+   * Frozen (SIGSTOP), as a server that hangs: its connections stay open and take commands, but nothing is
+   * answered until `thaw()` (SIGCONT); its data stays.
+   */
+  freeze(): void {
+    if (this.running) this.child!.kill('SIGSTOP');
+  }
+
+  thaw(): void {
+    if (this.running) this.child!.kill('SIGCONT');
+  }
+
   private signal(signal: NodeJS.Signals): Promise<void> {
     const child = this.child;
     if (!child || !this.running) return Promise.resolve();
