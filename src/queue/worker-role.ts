@@ -10,7 +10,9 @@ const WORKER_METADATA = 'bullmq:worker_metadata';
  * S16: processors exist only in processes whose role runs workers (`worker` or `all`). Feature
  * modules with a `jobs/` folder expose `static register(config)` and list their processors through this.
  * Every processor's worker gets the configured lock and stalled-check timings: a job whose worker died
- * is taken over after at most WORKER_LOCK_DURATION_MS + WORKER_STALLED_INTERVAL_MS, on every queue.
+ * is taken over by a running worker at most WORKER_LOCK_DURATION_MS + WORKER_STALLED_INTERVAL_MS after
+ * its death, on every queue (by a worker started later: within its start-up + WORKER_STALLED_INTERVAL_MS,
+ * if longer; docs/operations.md).
  */
 export function workerProviders(config: AppConfig, providers: Provider[]): Provider[] {
   if (!config.runsWorkers) return [];
