@@ -40,7 +40,7 @@ describe('PostgreSQL stopped for a minute under an idle worker (API and worker a
     await cluster.postgres.start();
     const started = Date.now();
     const end = await worker.waitForLog(
-      (l) => l.msg === 'dependencies answer again: background tasks resume',
+      (l) => l.msg === 'background tasks resume: dependencies answer again',
       'the end of the outage in the worker log',
       30_000,
     );
@@ -54,7 +54,7 @@ describe('PostgreSQL stopped for a minute under an idle worker (API and worker a
     expect(worker.otherLines).toEqual([]);
     expect(lines.length).toBeLessThanOrEqual(2);
     const begin = lines.find(
-      (l) => l.msg === 'a dependency is unreachable: background tasks wait for it and retry quietly',
+      (l) => l.msg === 'background tasks wait: a dependency is unreachable; they retry quietly until it answers',
     );
     expect(begin).toMatchObject({ level: 'warn', unavailable: ['database'] });
     expect(begin!.affected).toEqual(expect.arrayContaining(['outbox dispatch']));

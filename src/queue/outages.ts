@@ -185,7 +185,7 @@ export class BackgroundOutages implements OnApplicationShutdown {
     if (!down.every((d) => SELF_LOGGED.has(d))) {
       o.said = true;
       this.logger.warn({
-        msg: 'a dependency is unreachable: background tasks wait for it and retry quietly',
+        msg: 'background tasks wait: a dependency is unreachable; they retry quietly until it answers',
         unavailable: down,
         affected: [...o.affected],
         reason: o.reason,
@@ -206,7 +206,7 @@ export class BackgroundOutages implements OnApplicationShutdown {
     this.outage = null;
     if (!o.said) return;
     this.logger.log({
-      msg: 'dependencies answer again: background tasks resume',
+      msg: 'background tasks resume: dependencies answer again',
       unavailable: [...o.unavailable],
       affected: [...o.affected],
       outage_ms: Date.now() - o.since,
