@@ -1,5 +1,6 @@
 import type { JsonWebKey, KeyObject } from 'node:crypto';
 import { FlattenedSign, flattenedVerify, type JWSHeaderParameters } from 'jose';
+import { isRfc3339DateTime } from '../rules/time.js';
 import { canonicalJson } from '../schema/canonical.js';
 import {
   JWS_ALG,
@@ -104,6 +105,10 @@ export function parseJws(bytes: Buffer): ParsedJws | string {
   if (manifest.algorithm !== SIGNATURE_ALGORITHM[header.alg])
     return 'signature.sig: manifest algorithm and alg disagree';
   if (manifest.key_id !== header.kid) return 'signature.sig: manifest key_id and kid disagree';
+  // F9: signed_at is reported as the time of signing; only a date is one.
+  if (typeof manifest.signed_at !== 'string' || !isRfc3339DateTime(manifest.signed_at)) {
+    return 'signature.sig: signed_at must be an RFC 3339 date-time with a timezone offset';
+  }
   let embeddedKey: KeyObject;
   try {
     embeddedKey = jwkToPublicKey(header.jwk);

@@ -2,6 +2,7 @@ import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
 import { SdfError } from '../errors.js';
 import type { Limits } from '../limits.js';
 import { parseMeta } from '../rules/meta.js';
+import { isRfc3339DateTime } from '../rules/time.js';
 import { openArchive } from '../zip/archive.js';
 import { SIGNATURE_ENTRY } from '../zip/names.js';
 import { signManifest } from './jws.js';
@@ -18,7 +19,7 @@ export interface SignOptions {
   algorithm?: SignatureAlgorithm;
   /** Defaults to the RFC 7638 thumbprint of the public key. */
   keyId?: string;
-  /** ISO 8601 UTC; defaults to now. Fixed in the published test vectors. */
+  /** RFC 3339 with an offset (ISO 8601 UTC); defaults to now. Fixed in the published test vectors. */
   signedAt?: string;
   limits?: Partial<Limits>;
 }
@@ -45,6 +46,9 @@ export async function signArchive(archive: Buffer, options: SignOptions): Promis
   const publicKey = createPublicKey(privateKey);
   const keyId = options.keyId ?? jwkThumbprint(publicKey);
   const signedAt = options.signedAt ?? new Date().toISOString();
+  // F9: verification refuses any other signed_at; a file that cannot verify is not written.
+  if (!isRfc3339DateTime(signedAt))
+    throw new TypeError('signedAt must be an RFC 3339 date-time with a timezone offset');
   const opened = await openArchive(archive, options.limits);
   const meta = parseMeta(opened.files.get('meta.json'));
   const names = opened.entries.map((e) => e.name);
@@ -59,7 +63,7 @@ export async function signArchive(archive: Buffer, options: SignOptions): Promis
   };
   const jws = await signManifest(manifest, privateKey, publicKeyToJwk(publicKey, keyId));
   const content = Buffer.from(JSON.stringify(jws), 'utf8');
-  const when = new Date(signedAt);
+  const when = new Date(signedAt); // a leap second (:60) is RFC 3339 but no Date
   return replaceEntryVerbatim(
     archive,
     opened.entries,

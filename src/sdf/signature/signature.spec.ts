@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { openArchive } from '../zip/archive.js';
 import { buildZip } from '../testing/zip-builder.js';
 import { buildSdf } from '../testing/build-sdf.js';
+import { signWithManifest } from '../testing/sign-manifest.js';
 import { validate } from '../validate.js';
 import { generateKeyPair, jwkThumbprint, jwkToPublicKey, publicKeyToJwk, type SignatureAlgorithm } from './keys.js';
 import { signArchive } from './sign.js';
@@ -120,6 +121,44 @@ describe('signatures (F9)', () => {
     });
     expect(await verifyArchive(swapped)).toMatchObject({ valid: false });
     expect((await validate(swapped)).error?.code).toBe('SDF_ERROR_INVALID_SIGNATURE');
+  });
+
+  it.each<[string, unknown]>([
+    ['markup', '<b>x</b>'],
+    ['a date without an offset', '2026-03-15T13:30:00'],
+    ['a date that does not exist', '2026-02-30T13:30:00Z'],
+    ['a number', 1773581400],
+    ['nothing', undefined],
+  ])('fails a signature whose signed_at is %s, though the key verifies it', async (_label, signedAt) => {
+    const archive = await signWithManifest(buildSdf(), ec.privateKeyPem, { signed_at: signedAt });
+    const reason = 'signature.sig: signed_at must be an RFC 3339 date-time with a timezone offset';
+    expect(await verifyArchive(archive)).toEqual({
+      valid: false,
+      algorithm: null,
+      key_id: null,
+      signed_at: null,
+      trusted: false,
+      reason,
+    });
+    const result = await validate(archive);
+    expect(result).toMatchObject({ valid: false, checks: { pdf: 'pass', signature: 'fail' } });
+    expect(result.error).toEqual({
+      code: 'SDF_ERROR_INVALID_SIGNATURE',
+      message: `signature.sig does not verify: ${reason}`,
+      file: 'signature.sig',
+      details: [{ path: '', message: `signature.sig does not verify: ${reason}` }],
+    });
+    // The same manifest with a date verifies: only signed_at made the difference.
+    const dated = await signWithManifest(buildSdf(), ec.privateKeyPem, {});
+    expect(await verifyArchive(dated)).toMatchObject({ valid: true, signed_at: '2026-03-15T13:30:00.000Z' });
+  });
+
+  it('refuses to sign with a signed_at that is not an RFC 3339 date-time', async () => {
+    await expect(signArchive(buildSdf(), { privateKeyPem: ec.privateKeyPem, signedAt: '<b>x</b>' })).rejects.toThrow(
+      /signedAt must be an RFC 3339 date-time/,
+    );
+    const leap = await signArchive(buildSdf(), { privateKeyPem: ec.privateKeyPem, signedAt: '2016-12-31T23:59:60Z' });
+    expect(await verifyArchive(leap)).toMatchObject({ valid: true, signed_at: '2016-12-31T23:59:60Z' });
   });
 
   it('imports and exports keys as PEM and JWK', () => {
