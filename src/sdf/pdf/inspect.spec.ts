@@ -1,6 +1,7 @@
 import { PDFDocument, PDFName, PDFString, StandardFonts } from 'pdf-lib';
 import { describe, expect, it } from 'vitest';
 import { SdfError } from '../errors.js';
+import { actionPdf } from '../testing/pdf-actions.js';
 import { blankPdf, buildPdf, hiddenObjectPdf } from '../testing/pdf-builder.js';
 import { buildSdf } from '../testing/build-sdf.js';
 import { validate } from '../validate.js';
@@ -62,9 +63,11 @@ describe('visual.pdf inspection (F8)', () => {
     expect(await pdfError(blankPdf(catalog))).toBe('SDF_ERROR_UNSAFE_PDF');
   });
 
-  it('ignores the words in strings and allows plain /URI links', async () => {
+  it('ignores the words in strings, and allows a URI action on opening with a warning', async () => {
     const pdf = blankPdf('/Lang (en /JavaScript-free) /OpenAction << /S /URI /URI (https://example.com) >>');
-    expect(await pdfError(pdf)).toBe('accepted');
+    expect(await inspectPdf(pdf)).toEqual([
+      'PDF_OPEN_ACTION_URI: visual.pdf contacts https://example.com as soon as it is opened',
+    ]);
   });
 
   it('rejects a non-embedded TrueType font', async () => {
@@ -130,5 +133,102 @@ describe('visual.pdf inspection (F8)', () => {
     expect(await pdfError(buildPdf(['<< /Type /Catalog /Pages 2 0 R >>', '<< /Type /Pages /Kids [ >>']))).toBe(
       'SDF_ERROR_UNSAFE_PDF',
     );
+  });
+
+  describe('what the file does without being asked: warnings, the file stays valid', () => {
+    it.each([true, false])(
+      'an /OpenAction URI, a page /AA URI and an embedded file (object streams: %s)',
+      async (useObjectStreams) => {
+        const pdf = await actionPdf({
+          openActionUri: 'https://tracker.example/o.gif?reader=42',
+          pageOpenUri: 'https://pixel.example/p',
+          embeddedFile: { name: 'factur-x.xml', bytes: Buffer.from('<Invoice/>'), mimeType: 'text/xml' },
+          useObjectStreams,
+        });
+        // In object streams nothing of it is visible to a byte scan: only the parsers can find it.
+        if (useObjectStreams) expect(pdf.includes(Buffer.from('tracker.example'))).toBe(false);
+        const result = await validate(buildSdf({ pdf }));
+        expect(result).toMatchObject({ valid: true, checks: { pdf: 'pass' } });
+        expect(result.warnings).toEqual([
+          'PDF_OPEN_ACTION_URI: visual.pdf contacts https://tracker.example as soon as it is opened',
+          'PDF_AUTO_ACTION_URI: visual.pdf contacts https://pixel.example without a click (additional action /O)',
+          'PDF_EMBEDDED_FILE: visual.pdf embeds the file "factur-x.xml" (10 bytes)',
+        ]);
+      },
+    );
+
+    it('says nothing of a /URI link a person clicks, nor of an /OpenAction that shows a page', async () => {
+      expect(await inspectPdf(await actionPdf({ linkUri: 'https://click.example' }))).toEqual([]);
+      expect(await inspectPdf(blankPdf('/OpenAction [3 0 R /Fit]'))).toEqual([]);
+    });
+
+    it('follows /Next chains, through loops, and finds URI actions of annotations and form fields', async () => {
+      const pdf = buildPdf([
+        '<< /Type /Catalog /Pages 2 0 R /AcroForm << /Fields [6 0 R] >> >>',
+        '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
+        '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Annots [5 0 R] >>',
+        '<< /S /GoTo /D [3 0 R /Fit] /Next [7 0 R 4 0 R] >>',
+        '<< /Type /Annot /Subtype /Widget /Rect [0 0 10 10] /AA << /E 4 0 R >> >>',
+        '<< /FT /Tx /T (total) /AA << /Fo << /S /URI /URI (https://field.example/) >> >> >>',
+        '<< /S /URI /URI (https://next.example/) /Next 4 0 R >>',
+      ]);
+      expect(await inspectPdf(pdf)).toEqual([
+        'PDF_AUTO_ACTION_URI: visual.pdf contacts https://field.example without a click (additional action /Fo)',
+        'PDF_AUTO_ACTION_URI: visual.pdf contacts https://next.example without a click (additional action /E)',
+      ]);
+    });
+
+    it('cleans what it shows of a file name: control characters, lone surrogates, length', async () => {
+      // UTF-16BE: "a", a lone high surrogate, a tab, "b", then 150 "x".
+      const name = `FEFF0061D80000090062${'0078'.repeat(150)}`;
+      const pdf = blankPdf(
+        `/Names << /EmbeddedFiles << /Names [(a) << /UF <${name}> /EF << /F 5 0 R >> >>] >> >>`,
+        '<< >>',
+        ['<< /Length 3 >>\nstream\nabc\nendstream'],
+      );
+      const [warning] = await inspectPdf(pdf);
+      expect(warning).toBe(`PDF_EMBEDDED_FILE: visual.pdf embeds the file "a??b${'x'.repeat(96)}…"`);
+    });
+
+    it('lists 20 findings of a code and counts the rest', async () => {
+      const specs = Array.from(
+        { length: 25 },
+        (_, i) => `(f${i}) << /F (file-${String(i).padStart(2, '0')}.txt) /EF << /F 5 0 R >> >>`,
+      );
+      const pdf = blankPdf(`/Names << /EmbeddedFiles << /Names [${specs.join(' ')}] >> >>`, '<< >>', [
+        '<< /Length 3 >>\nstream\nabc\nendstream',
+      ]);
+      const warnings = await inspectPdf(pdf);
+      expect(warnings).toHaveLength(21);
+      expect(warnings[0]).toBe('PDF_EMBEDDED_FILE: visual.pdf embeds the file "file-00.txt"');
+      expect(warnings[19]).toBe('PDF_EMBEDDED_FILE: visual.pdf embeds the file "file-19.txt"');
+      expect(warnings[20]).toBe('PDF_EMBEDDED_FILE: visual.pdf has 5 more of these');
+    });
+
+    it('reads each action once however many pages point at it: a hostile fan-out ends at once', async () => {
+      // 3,000 pages share one /AA dictionary of every trigger, each the head of a chain of 3,000 actions:
+      // read per page, that is 3,000 x 20 x 3,000 steps; read once, 20 x 3,000.
+      const pages = 3_000;
+      const chain = 3_000;
+      const objects = [
+        '<< /Type /Catalog /Pages 2 0 R >>',
+        `<< /Type /Pages /Kids [${Array.from({ length: pages }, (_, i) => `${i + 4} 0 R`).join(' ')}] /Count ${pages} >>`,
+        `<< ${['O', 'C', 'E', 'X', 'D', 'U', 'Fo', 'Bl', 'PO', 'PC', 'PV', 'PI', 'K', 'F', 'V', 'WC', 'WS', 'DS', 'WP', 'DP'].map((t) => `/${t} ${pages + 4} 0 R`).join(' ')} >>`,
+        ...Array.from({ length: pages }, () => '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /AA 3 0 R >>'),
+        ...Array.from({ length: chain }, (_, i) =>
+          i + 1 < chain
+            ? `<< /S /GoTo /D [4 0 R /Fit] /Next ${pages + 5 + i} 0 R >>`
+            : '<< /S /URI /URI (https://end.example) >>',
+        ),
+      ];
+      const pdf = buildPdf(objects);
+      const warnings = await inspectPdf(pdf);
+      // The strict reader settles it; the full inspection reads it the same way.
+      expect(await inspectPdf(pdf, { fullOnly: true })).toEqual(warnings);
+      expect(warnings).toHaveLength(20);
+      expect(warnings).toContain(
+        'PDF_AUTO_ACTION_URI: visual.pdf contacts https://end.example without a click (additional action /O)',
+      );
+    });
   });
 });

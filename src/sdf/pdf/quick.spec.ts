@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { SdfError } from '../errors.js';
 import { render } from '../producer/render.js';
 import { invoiceData } from '../testing/build-sdf.js';
+import { actionPdf } from '../testing/pdf-actions.js';
 import { blankPdf, buildPdf, hiddenObjectPdf } from '../testing/pdf-builder.js';
 import { inspectPdf } from './inspect.js';
 import { quickInspect, quickInspectWith } from './quick.js';
@@ -60,6 +61,16 @@ async function corpus(): Promise<[string, Buffer][]> {
     ['Encrypt', '/Encrypt 5 0 R'],
     ['long keys, clean', '/AVeryLongResourceName-1234 /Fine /AnotherLongResourceName-99 << /S /URI >>'],
     ['long keys, JavaScript inside', '/AVeryLongResourceName-1234 << /S /JavaScript /JS (x) >>'],
+    ['/OpenAction /URI, escaped string', '/OpenAction << /S /URI /URI (http\\072//a.example/\\(x\\)) >>'],
+    [
+      '/OpenAction /URI, hex string',
+      '/OpenAction << /S /GoTo /D [3 0 R /Fit] /Next [<< /S /URI /URI <68747470733A2F2F622E6578616D706C65> >>] >>',
+    ],
+    [
+      '/AA of the catalog, two triggers',
+      '/AA << /WC << /S /URI /URI (https://c.example) >> /DP << /S /URI /URI (x) >> /Zz << /S /URI /URI (https://ignored.example) >> >>',
+    ],
+    ['/OpenAction /URI, a mailto address', '/OpenAction << /S /URI /URI (mailto:someone@example.com) >>'],
   ];
   const fonts: [string, string][] = [
     ['unembedded TrueType', `<< /Type /Font /Subtype /TrueType /BaseFont /Arial /FontDescriptor 6 0 R >>`],
@@ -124,6 +135,38 @@ async function corpus(): Promise<[string, Buffer][]> {
     ['junk between objects', Buffer.concat([blankPdf(), Buffer.from('garbage 1 2 3\n')])],
     ['duplicate object', Buffer.concat([blankPdf(), Buffer.from('3 0 obj\n<< /Type /Page >>\nendobj\n')])],
     ...catalogs.map(([label, catalog]): [string, Buffer] => [label, blankPdf(catalog)]),
+    [
+      '/Next loop',
+      blankPdf('/OpenAction 5 0 R', '<< >>', [
+        '<< /S /URI /URI (https://loop.example) /Next 6 0 R >>',
+        '<< /S /GoTo /D [3 0 R /Fit] /Next [5 0 R 6 0 R] >>',
+      ]),
+    ],
+    [
+      'embedded file with an escaped name',
+      blankPdf(
+        '/Names << /EmbeddedFiles << /Names [(a) << /Type /Filespec /F (a\\(1\\).xml) /EF << /F 5 0 R >> >>] >> >>',
+        '<< >>',
+        ['<< /Type /EmbeddedFile /Params << /Size 3 >> /Length 3 >>\nstream\nabc\nendstream'],
+      ),
+    ],
+    [
+      '/AA in the trailer only',
+      Buffer.from(
+        blankPdf()
+          .toString('latin1')
+          .replace('/Root 1 0 R', '/Root 1 0 R /AA << /O << /S /URI /URI (https://trailer.example) >> >>'),
+        'latin1',
+      ),
+    ],
+    [
+      'page /AA pointing at a missing object',
+      buildPdf([
+        '<< /Type /Catalog /Pages 2 0 R >>',
+        '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
+        '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /AA << /O 9 0 R >> >>',
+      ]),
+    ],
     ...fonts.map(([label, font]): [string, Buffer] => [
       label,
       blankPdf('', '<< /Font << /F1 5 0 R >> >>', [font, ...fontObjects]),
@@ -169,6 +212,23 @@ async function corpus(): Promise<[string, Buffer][]> {
           doc.addPage();
           doc.catalog.set(PDFName.of('X'), doc.context.register(doc.context.obj({ Type: 'Filespec', FS: 'URL' })));
         }, useObjectStreams),
+      ],
+      [
+        `pdf-lib URI actions and an embedded file (${layout})`,
+        await actionPdf({
+          openActionUri: 'https://tracker.example/open?id=1',
+          pageOpenUri: 'https://tracker.example/page',
+          linkUri: 'https://click.example',
+          embeddedFile: { name: 'factur-x.xml', bytes: Buffer.from('<x/>') },
+          useObjectStreams,
+        }),
+      ],
+      [
+        `pdf-lib attachment with a MIME type (${layout})`,
+        await actionPdf({
+          embeddedFile: { name: 'zugferd-invoice.xml', bytes: Buffer.from('<x/>'), mimeType: 'text/xml' },
+          useObjectStreams,
+        }),
       ],
       [
         `pdf-lib unembedded TrueType (${layout})`,
@@ -218,6 +278,44 @@ describe('the strict fast reader agrees with the full (pdf-lib) inspection (F8)'
     ]);
   });
 
+  it.each(['object streams', 'xref table'])(
+    'settles URI actions and embedded files itself, compressed in object streams too (%s)',
+    (layout) => {
+      expect(
+        quickInspect(pdfs.find(([l]) => l === `pdf-lib URI actions and an embedded file (${layout})`)![1]),
+      ).toEqual([
+        'PDF_OPEN_ACTION_URI: visual.pdf contacts https://tracker.example as soon as it is opened',
+        'PDF_AUTO_ACTION_URI: visual.pdf contacts https://tracker.example without a click (additional action /O)',
+        'PDF_EMBEDDED_FILE: visual.pdf embeds the file "factur-x.xml" (4 bytes)',
+      ]);
+    },
+  );
+
+  it('decodes the strings of actions and file names as the full inspection does', () => {
+    const quick = (label: string) => quickInspect(pdfs.find(([l]) => l === label)![1]);
+    expect(quick('/OpenAction /URI, escaped string')).toEqual([
+      'PDF_OPEN_ACTION_URI: visual.pdf contacts http://a.example as soon as it is opened',
+    ]);
+    expect(quick('/OpenAction /URI, hex string')).toEqual([
+      'PDF_OPEN_ACTION_URI: visual.pdf contacts https://b.example as soon as it is opened',
+    ]);
+    expect(quick('/AA of the catalog, two triggers')).toEqual([
+      'PDF_AUTO_ACTION_URI: visual.pdf contacts an address that is not a URL ("x") without a click (additional action /DP)',
+      'PDF_AUTO_ACTION_URI: visual.pdf contacts https://c.example without a click (additional action /WC)',
+    ]);
+    expect(quick('/OpenAction /URI, a mailto address')).toEqual([
+      'PDF_OPEN_ACTION_URI: visual.pdf contacts a mailto: address as soon as it is opened',
+    ]);
+    expect(quick('/Next loop')).toEqual([
+      'PDF_OPEN_ACTION_URI: visual.pdf contacts https://loop.example as soon as it is opened',
+    ]);
+    expect(quick('embedded file with an escaped name')).toEqual([
+      'PDF_EMBEDDED_FILE: visual.pdf embeds the file "a(1).xml" (3 bytes)',
+    ]);
+    // A trailer is not an object of the document: its keys trigger nothing in a viewer.
+    expect(quick('/AA in the trailer only')).toEqual([]);
+  });
+
   it.each([
     'not a PDF',
     'unbalanced array',
@@ -247,6 +345,7 @@ describe('the strict fast reader agrees with the full (pdf-lib) inspection (F8)'
     'pdf-lib /Launch in a nested dictionary (object streams)',
     'pdf-lib /FS /URL (object streams)',
     'pdf-lib unembedded TrueType (object streams)',
+    'page /AA pointing at a missing object',
   ])('leaves %s to the full inspection', (label) => {
     expect(quickInspect(pdfs.find(([l]) => l === label)![1])).toBeUndefined();
   });

@@ -2,8 +2,9 @@ import { inflateSync } from 'node:zlib';
 import { DEFAULT_LIMITS } from '../limits.js';
 import { byteSearch } from './byte-search.js';
 import { findHiddenObjectHeader } from './hidden.js';
+import { PdfFindings, type PdfObjectView } from './findings.js';
 import { STANDARD_14_FONTS } from './names.js';
-import { Dict, Name, Reader, Ref, Stream, Unsure, isDigit, latin1, unsure, type Value } from './strict-reader.js';
+import { Dict, Name, Reader, Ref, Str, Stream, Unsure, isDigit, latin1, unsure, type Value } from './strict-reader.js';
 
 /**
  * F8 fast path. A strict reader for PDFs written in the plain form producers emit (pdf-lib's
@@ -31,6 +32,11 @@ interface Parsed {
   objTokens: Set<number>;
   /** Every dictionary met, nested ones and stream dictionaries included, in file order. */
   dicts: Dict[];
+  /**
+   * The dictionaries of trailers, object streams and cross-reference streams, and those nested in them:
+   * not objects of the document (pdf-lib keeps none of them as one), so not read for findings.
+   */
+  notObjects: Set<Dict>;
   /** `/Root` of every trailer and cross-reference stream that names one. */
   roots: Value[];
   /** Object streams and cross-reference streams, read once their data is decoded (see settle). */
@@ -124,7 +130,18 @@ function checkXrefStream(dict: Dict, body: Uint8Array): void {
 }
 
 function parseFile(pdf: Uint8Array): Parsed {
-  const parsed: Parsed = { pdf, objects: new Map(), objTokens: new Set(), dicts: [], roots: [], streams: [] };
+  const parsed: Parsed = {
+    pdf,
+    objects: new Map(),
+    objTokens: new Set(),
+    dicts: [],
+    notObjects: new Set(),
+    roots: [],
+    streams: [],
+  };
+  const notObjects = (from: number): void => {
+    for (let i = from; i < parsed.dicts.length; i++) parsed.notObjects.add(parsed.dicts[i]!);
+  };
   const r = new Reader(pdf, parsed.dicts);
   if (!/^%PDF-\d\.\d[\r\n]/.test(latin1(pdf, 0, Math.min(pdf.length, 9)))) unsure();
   const haystack = Buffer.from(pdf.buffer, pdf.byteOffset, pdf.length);
@@ -139,6 +156,7 @@ function parseFile(pdf: Uint8Array): Parsed {
       r.skipSpace();
       parsed.objTokens.add(r.pos);
       r.keyword('obj');
+      const firstDict = parsed.dicts.length;
       let value = r.value(0);
       r.skipSpace();
       if (value instanceof Dict && r.atKeyword('stream')) {
@@ -159,6 +177,7 @@ function parseFile(pdf: Uint8Array): Parsed {
         const type = dict.get('Type');
         if (type !== undefined && !(type instanceof Name)) unsure();
         const data = pdf.subarray(start, end);
+        if (type instanceof Name && (type.value === 'ObjStm' || type.value === 'XRef')) notObjects(firstDict);
         if (type instanceof Name && type.value === 'ObjStm') parsed.streams.push({ dict, data, objects: true });
         if (type instanceof Name && type.value === 'XRef') {
           parsed.streams.push({ dict, data, objects: false });
@@ -191,7 +210,9 @@ function parseFile(pdf: Uint8Array): Parsed {
       } else if (word === 'trailer') {
         r.skipSpace();
         if (pdf[r.pos] !== 0x3c || pdf[r.pos + 1] !== 0x3c) unsure();
+        const firstDict = parsed.dicts.length;
         const trailer = r.dict(0);
+        notObjects(firstDict);
         if (trailer.has('Root')) parsed.roots.push(trailer.get('Root')!);
       } else if (word === 'startxref') {
         r.skipSpace();
@@ -313,5 +334,33 @@ function settle(parsed: Parsed, bodies: Uint8Array[]): string[] | undefined {
     if (warning !== undefined) warnings.add(warning);
   }
   // Several warnings: their order follows the full inspection's traversal; let it produce them.
-  return warnings.size > 1 ? undefined : [...warnings];
+  if (warnings.size > 1) unsure();
+  const findings = new PdfFindings(objectView(lookup));
+  for (const dict of parsed.dicts) if (!parsed.notObjects.has(dict)) findings.visit(dict);
+  // Past the cap, which findings were kept depends on the order they came in: the full inspection decides.
+  if (findings.overflowed.size > 0) unsure();
+  return [...warnings, ...findings.warnings()];
+}
+
+/** The reader's objects as findings.ts reads them. */
+function objectView(lookup: (v: Value | undefined) => Value | undefined): PdfObjectView<Value> {
+  const dictOf = (v: Value | undefined): Dict | undefined =>
+    v instanceof Dict ? v : v instanceof Stream ? v.dict : undefined;
+  return {
+    resolve: lookup,
+    refKey: (v) => (v instanceof Ref ? v.num * 100_000 + v.gen : undefined),
+    get: (v, key) => dictOf(v)?.get(key),
+    isDict: (v) => v instanceof Dict,
+    keys: (v) => {
+      if (!(v instanceof Dict)) return undefined;
+      const keys = new Set<string>();
+      for (let i = 0; i < v.entries.length; i += 2) keys.add(v.entries[i] as string);
+      return [...keys];
+    },
+    name: (v) => (v instanceof Name ? v.value : undefined),
+    rawString: (v, max) =>
+      v instanceof Str ? { raw: latin1(v.bytes, v.start, Math.min(v.end, v.start + max)), hex: v.hex } : undefined,
+    number: (v) => (typeof v === 'number' ? v : undefined),
+    items: (v) => (Array.isArray(v) ? v : undefined),
+  };
 }

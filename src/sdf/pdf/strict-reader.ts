@@ -21,7 +21,15 @@ export class Ref {
     readonly gen: number,
   ) {}
 }
-export class Str {}
+/** A string, as the offsets of its raw bytes between the delimiters: decoded only when read (findings.ts). */
+export class Str {
+  constructor(
+    readonly bytes: Uint8Array,
+    readonly start: number,
+    readonly end: number,
+    readonly hex: boolean,
+  ) {}
+}
 export class Stream {
   constructor(readonly dict: Dict) {}
 }
@@ -266,7 +274,7 @@ export class Reader {
 
   hexString(): Str {
     const { bytes } = this;
-    this.pos++;
+    const start = ++this.pos;
     while (this.pos < bytes.length && bytes[this.pos] !== 0x3e) {
       const b = bytes[this.pos]!;
       if (!isWhite(b) && !isDigit(b) && !((b | 0x20) >= 0x61 && (b | 0x20) <= 0x66)) unsure();
@@ -274,11 +282,12 @@ export class Reader {
     }
     if (this.pos >= bytes.length) unsure();
     this.pos++;
-    return new Str();
+    return new Str(bytes, start, this.pos - 1, true);
   }
 
   literalString(): Str {
     const { bytes } = this;
+    const start = this.pos + 1;
     let depth = 0;
     while (this.pos < bytes.length) {
       const b = bytes[this.pos]!;
@@ -288,7 +297,7 @@ export class Reader {
       }
       this.pos++;
       if (b === 0x28) depth++;
-      else if (b === 0x29 && --depth === 0) return new Str();
+      else if (b === 0x29 && --depth === 0) return new Str(bytes, start, this.pos - 1, false);
     }
     return unsure();
   }

@@ -1,4 +1,17 @@
-import { PDFArray, PDFDict, PDFDocument, PDFName, PDFRef, PDFStream, ParseSpeeds, type PDFObject } from 'pdf-lib';
+import {
+  PDFArray,
+  PDFDict,
+  PDFDocument,
+  PDFHexString,
+  PDFName,
+  PDFNumber,
+  PDFRef,
+  PDFStream,
+  PDFString,
+  ParseSpeeds,
+  type PDFObject,
+} from 'pdf-lib';
+import { PdfFindings, type PdfObjectView } from './findings.js';
 import { FORBIDDEN_NAMES, STANDARD_14_FONTS, decodePdfName, unsafePdf as unsafe } from './names.js';
 
 const FONT_FILES = ['FontFile', 'FontFile2', 'FontFile3'].map((n) => PDFName.of(n));
@@ -60,6 +73,7 @@ export async function inspectStructure(pdf: Buffer): Promise<string[]> {
   const warnings = new Set<string>();
   const lookup = (obj: PDFObject | undefined): PDFObject | undefined =>
     obj instanceof PDFRef ? doc.context.lookup(obj) : obj;
+  const findings = new PdfFindings(objectView(lookup));
 
   for (const [ref, object] of doc.context.enumerateIndirectObjects()) {
     const where = `object ${ref.objectNumber} ${ref.generationNumber}`;
@@ -74,6 +88,7 @@ export async function inspectStructure(pdf: Buffer): Promise<string[]> {
         stack.push(current.dict);
       } else if (current instanceof PDFDict) {
         checkDict(current, where, lookup, warnings);
+        findings.visit(current);
         for (const [key, value] of current.entries()) {
           if (FORBIDDEN_NAMES.has(nameOf(key))) throw unsafe(`visual.pdf ${where} contains /${nameOf(key)} (rule 3)`);
           stack.push(value);
@@ -85,7 +100,33 @@ export async function inspectStructure(pdf: Buffer): Promise<string[]> {
       }
     }
   }
-  return [...warnings];
+  return [...warnings, ...findings.warnings()];
+}
+
+/** pdf-lib's objects as findings.ts reads them; keys are compared by their decoded text. */
+function objectView(lookup: (obj: PDFObject | undefined) => PDFObject | undefined): PdfObjectView<PDFObject> {
+  const dictOf = (v: PDFObject | undefined): PDFDict | undefined =>
+    v instanceof PDFDict ? v : v instanceof PDFStream ? v.dict : undefined;
+  return {
+    resolve: lookup,
+    refKey: (v) => (v instanceof PDFRef ? v.objectNumber * 100_000 + v.generationNumber : undefined),
+    get: (v, key) => {
+      let found: PDFObject | undefined;
+      for (const [name, value] of dictOf(v)?.entries() ?? []) if (nameOf(name) === key) found = value;
+      return found;
+    },
+    isDict: (v) => v instanceof PDFDict,
+    keys: (v) => (v instanceof PDFDict ? [...new Set(v.keys().map(nameOf))] : undefined),
+    name: (v) => (v instanceof PDFName ? nameOf(v) : undefined),
+    rawString: (v, max) =>
+      v instanceof PDFString
+        ? { raw: v.asString().slice(0, max), hex: false }
+        : v instanceof PDFHexString
+          ? { raw: v.asString().slice(0, max), hex: true }
+          : undefined,
+    number: (v) => (v instanceof PDFNumber ? v.asNumber() : undefined),
+    items: (v) => (v instanceof PDFArray ? v.asArray() : undefined),
+  };
 }
 
 function checkDict(
