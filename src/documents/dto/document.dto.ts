@@ -30,11 +30,23 @@ export class SignatureResultDto {
   reason?: string;
 }
 
+/** What `warnings` holds, for both the stored validation and POST /validate. */
+export const WARNINGS_DESCRIPTION =
+  'What passed with a caveat, one sentence each. Those about what visual.pdf does by itself begin with a ' +
+  'code and a colon: PDF_OPEN_ACTION_URI (it contacts an address, named by scheme and host, as soon as it is ' +
+  'opened), PDF_AUTO_ACTION_URI (it contacts one on a trigger such as a page opening, without a click), ' +
+  'PDF_EMBEDDED_FILE (it embeds a file, named with its size when the file declares it). At most 20 are listed ' +
+  'per code, then a count of the rest.';
+
 /** The validation job's result as kept on the record. */
 export class StoredValidationDto {
   @ApiProperty({ example: true }) valid: boolean;
   @ApiProperty({ type: ChecksDto }) checks: ChecksDto;
-  @ApiProperty({ type: [String], example: ['meta.json: sdf_version 0.2 is newer than the supported 0.1; read as 0.1'] })
+  @ApiProperty({
+    type: [String],
+    description: WARNINGS_DESCRIPTION,
+    example: ['meta.json: sdf_version 0.2 is newer than the supported 0.1; read as 0.1'],
+  })
   warnings: string[];
   @ApiProperty({ type: ErrorPayloadDto, nullable: true }) error: ErrorPayloadDto | null;
   @ApiProperty({ type: SignatureResultDto, nullable: true }) signature: SignatureResultDto | null;

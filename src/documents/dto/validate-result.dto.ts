@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ErrorPayloadDto } from '../../common/error-response.dto.js';
-import { ChecksDto, SignatureResultDto } from './document.dto.js';
+import { ChecksDto, SignatureResultDto, WARNINGS_DESCRIPTION } from './document.dto.js';
 
 /** POST /validate 200 (SDF-SPEC, F10). */
 export class ValidateOkDto {
@@ -9,7 +9,12 @@ export class ValidateOkDto {
   @ApiProperty({ example: 'invoice' }) document_type: string;
   @ApiProperty({ example: false }) is_signed: boolean;
   @ApiProperty({ type: ChecksDto }) checks: ChecksDto;
-  @ApiProperty({ type: [String], example: [] }) warnings: string[];
+  @ApiProperty({
+    type: [String],
+    description: WARNINGS_DESCRIPTION,
+    example: ['PDF_EMBEDDED_FILE: visual.pdf embeds the file "factur-x.xml" (5321 bytes)'],
+  })
+  warnings: string[];
   @ApiPropertyOptional({ type: SignatureResultDto }) signature?: SignatureResultDto;
   @ApiProperty({ type: Boolean, nullable: true, example: null }) registry_match: boolean | null;
 }

@@ -2084,7 +2084,12 @@ export interface components {
             /** @example false */
             is_signed: boolean;
             checks: components["schemas"]["ChecksDto"];
-            /** @example [] */
+            /**
+             * @description What passed with a caveat, one sentence each. Those about what visual.pdf does by itself begin with a code and a colon: PDF_OPEN_ACTION_URI (it contacts an address, named by scheme and host, as soon as it is opened), PDF_AUTO_ACTION_URI (it contacts one on a trigger such as a page opening, without a click), PDF_EMBEDDED_FILE (it embeds a file, named with its size when the file declares it). At most 20 are listed per code, then a count of the rest.
+             * @example [
+             *       "PDF_EMBEDDED_FILE: visual.pdf embeds the file \"factur-x.xml\" (5321 bytes)"
+             *     ]
+             */
             warnings: string[];
             signature?: components["schemas"]["SignatureResultDto"];
             /** @example null */
@@ -2104,6 +2109,7 @@ export interface components {
             valid: boolean;
             checks: components["schemas"]["ChecksDto"];
             /**
+             * @description What passed with a caveat, one sentence each. Those about what visual.pdf does by itself begin with a code and a colon: PDF_OPEN_ACTION_URI (it contacts an address, named by scheme and host, as soon as it is opened), PDF_AUTO_ACTION_URI (it contacts one on a trigger such as a page opening, without a click), PDF_EMBEDDED_FILE (it embeds a file, named with its size when the file declares it). At most 20 are listed per code, then a count of the rest.
              * @example [
              *       "meta.json: sdf_version 0.2 is newer than the supported 0.1; read as 0.1"
              *     ]
