@@ -22,6 +22,7 @@ interface Verdict {
   checks: Record<string, string>;
   code: string | null;
   file: string | null;
+  warnings: string[];
 }
 
 /** What `sdf validate --json` says of each file, from one run of the command over all of them. */
@@ -31,7 +32,12 @@ async function cliVerdicts(paths: string[]): Promise<Verdict[]> {
   }).catch((error: { stdout?: string }) => ({ stdout: error.stdout ?? '' }));
   const results = JSON.parse(stdout) as {
     file: string;
-    result: { valid: boolean; checks: Record<string, string>; error?: { code: string; file?: string } };
+    result: {
+      valid: boolean;
+      checks: Record<string, string>;
+      warnings: string[];
+      error?: { code: string; file?: string };
+    };
   }[];
   expect(results.map((r) => r.file)).toEqual(paths);
   return results.map(({ result }) => ({
@@ -39,6 +45,7 @@ async function cliVerdicts(paths: string[]): Promise<Verdict[]> {
     checks: result.checks,
     code: result.error?.code ?? null,
     file: result.error?.file ?? null,
+    warnings: result.warnings,
   }));
 }
 
@@ -60,6 +67,9 @@ async function readInPage(page: Page, path: string, name: string): Promise<Verdi
     checks,
     code: (await code.count()) ? await code.textContent() : null,
     file: (await file.count()) ? await file.textContent() : null,
+    warnings: await Promise.all(
+      (await verdict.getByTestId('warning').all()).map(async (item) => (await item.getAttribute('data-text'))!),
+    ),
   };
 }
 
@@ -100,7 +110,7 @@ describe('the reader at /app/read: the format core in the browser', () => {
     return { path, name };
   };
 
-  it('gives every file of the valid and hostile corpora the verdict and codes of `sdf validate --json`', async () => {
+  it('gives every file of the valid and hostile corpora the verdict, codes and warnings of `sdf validate --json`', async () => {
     const files = corpus.map((file, i) => ({ ...write(i, file), label: file.name }));
     const expected = await cliVerdicts(files.map((f) => f.path));
     const probe = await openProbe(browser);
@@ -114,6 +124,24 @@ describe('the reader at /app/read: the format core in the browser', () => {
         }
       }
       expect(mismatches).toEqual([]);
+      // The PDFs that reach outside by themselves are valid and say so, each with its code; a link says nothing.
+      const warningsOf = (label: string) => {
+        const i = files.findIndex((f) => f.label === label);
+        expect(expected[i], label).toMatchObject({ valid: true, checks: { pdf: 'pass' } });
+        return expected[i]!.warnings;
+      };
+      expect(warningsOf('PDF that contacts an address when opened')).toEqual([
+        'PDF_OPEN_ACTION_URI: visual.pdf contacts https://tracker.example as soon as it is opened',
+      ]);
+      expect(warningsOf('PDF whose page contacts an address when shown')).toEqual([
+        'PDF_AUTO_ACTION_URI: visual.pdf contacts https://pixel.example without a click (additional action /O)',
+      ]);
+      expect(warningsOf('PDF with an embedded file')).toEqual([
+        'PDF_EMBEDDED_FILE: visual.pdf embeds the file "factur-x.xml" (10 bytes)',
+      ]);
+      expect(warningsOf('PDF with a link a person clicks')).toEqual([]);
+      const markup = files.findIndex((f) => f.label === 'signature whose signed_at is markup');
+      expect(expected[markup]).toMatchObject({ valid: false, code: 'SDF_ERROR_INVALID_SIGNATURE' });
       // The corpus covers both outcomes and the hostile codes.
       const codes = new Set(expected.map((v) => v.code));
       for (const code of [

@@ -2,7 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { deflateSync } from 'node:zlib';
 import { PDFDocument, concatTransformationMatrix, drawObject, popGraphicsState, pushGraphicsState } from 'pdf-lib';
 import { pack } from '../producer/pack.js';
+import { generateKeyPair } from '../signature/keys.js';
 import { INVOICE_SCHEMA, buildSdf, invoiceData, invoiceMeta } from './build-sdf.js';
+import { actionPdf } from './pdf-actions.js';
+import { signWithManifest } from './sign-manifest.js';
 import { blankPdf, buildPdf, hiddenObjectPdf } from './pdf-builder.js';
 import { buildZip, deflateBomb } from './zip-builder.js';
 
@@ -190,10 +193,35 @@ export async function formatCorpus(): Promise<CorpusFile[]> {
         ]),
       }),
     },
+    // F8: what a PDF does by itself: valid, with warnings (compressed in object streams, as producers write)
+    {
+      name: 'PDF that contacts an address when opened',
+      bytes: buildSdf({ pdf: await actionPdf({ openActionUri: 'https://tracker.example/open.gif?id=7' }) }),
+    },
+    {
+      name: 'PDF whose page contacts an address when shown',
+      bytes: buildSdf({ pdf: await actionPdf({ pageOpenUri: 'https://pixel.example/p' }) }),
+    },
+    {
+      name: 'PDF with an embedded file',
+      bytes: buildSdf({
+        pdf: await actionPdf({
+          embeddedFile: { name: 'factur-x.xml', bytes: Buffer.from('<Invoice/>'), mimeType: 'text/xml' },
+        }),
+      }),
+    },
+    {
+      name: 'PDF with a link a person clicks',
+      bytes: buildSdf({ pdf: await actionPdf({ linkUri: 'https://example.com/terms' }) }),
+    },
     // F9: signatures
     {
       name: 'signature.sig that is not a JWS',
       bytes: buildSdf({ extra: [{ name: 'signature.sig', data: Buffer.from('{}') }] }),
+    },
+    {
+      name: 'signature whose signed_at is markup',
+      bytes: await signWithManifest(buildSdf(), generateKeyPair('ECDSA-P256').privateKeyPem, { signed_at: '<b>x</b>' }),
     },
   ];
   return files;

@@ -78,15 +78,31 @@ export function Verdict({ result }: { result: ValidationResult }) {
         ))}
       </ul>
       {result.warnings.length > 0 && (
-        <div className="notice warning">
+        <div className="notice warning" data-testid="warnings">
           <h3>Warnings</h3>
           <ul>
             {result.warnings.map((warning, i) => (
-              <li key={i}>{warning}</li>
+              <Warning key={i} text={warning} />
             ))}
           </ul>
         </div>
       )}
     </section>
+  );
+}
+
+/** A warning that begins with a code (`PDF_EMBEDDED_FILE: ...`) shows the code as one; the text stays whole. */
+function Warning({ text }: { text: string }) {
+  const coded = /^([A-Z][A-Z0-9_]+): /.exec(text);
+  return (
+    <li data-testid="warning" data-text={text}>
+      {coded ? (
+        <>
+          <code>{coded[1]}</code> {text.slice(coded[0].length)}
+        </>
+      ) : (
+        text
+      )}
+    </li>
   );
 }
