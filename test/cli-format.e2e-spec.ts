@@ -7,6 +7,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openArchive, validate, type ValidationResult, type VerifyResult } from '../src/sdf/index.js';
 import { buildSdf, invoiceData, INVOICE_SCHEMA } from '../src/sdf/testing/build-sdf.js';
+import { actionPdf } from '../src/sdf/testing/pdf-actions.js';
+import { signWithManifest } from '../src/sdf/testing/sign-manifest.js';
+import { generateKeyPair } from '../src/sdf/signature/keys.js';
 import { distCli, projectRoot, requireBuild, runNode, type RunResult } from './helpers/processes.js';
 
 const hasCommand = (name: string): boolean => spawnSync('sh', ['-c', `command -v ${name}`]).status === 0;
@@ -105,6 +108,35 @@ describe('sdf format commands (built binary)', () => {
     const inspect = await sdf('inspect', at('not-a-zip.sdf'));
     expect(inspect.code).toBe(1);
     expect(inspect.stderr).toMatch(/^SDF_ERROR_NOT_ZIP: /);
+  });
+
+  it('validate prints the warnings of a PDF that calls a URL when opened, and fails a signed_at of markup', async () => {
+    const pdf = await actionPdf({
+      openActionUri: 'https://tracker.example/o.gif',
+      pageOpenUri: 'https://pixel.example/',
+    });
+    writeFileSync(at('beacon.sdf'), buildSdf({ pdf }));
+    const human = await sdf('validate', at('beacon.sdf'));
+    expect(human.code).toBe(0);
+    expect(human.stdout).toContain(
+      '  warning: PDF_OPEN_ACTION_URI: visual.pdf contacts https://tracker.example as soon as it is opened\n',
+    );
+    expect(human.stdout).toContain(
+      '  warning: PDF_AUTO_ACTION_URI: visual.pdf contacts https://pixel.example without a click (additional action /O)\n',
+    );
+    const signed = await signWithManifest(buildSdf(), generateKeyPair('ECDSA-P256').privateKeyPem, {
+      signed_at: '<b>x</b>',
+    });
+    writeFileSync(at('markup-signed-at.sdf'), signed);
+    const verify = await sdf('verify', '--json', at('markup-signed-at.sdf'));
+    expect(verify.code).toBe(1);
+    expect(JSON.parse(verify.stdout)).toMatchObject({
+      valid: false,
+      reason: 'signature.sig: signed_at must be an RFC 3339 date-time with a timezone offset',
+    });
+    const validated = await sdf('validate', '--json', at('markup-signed-at.sdf'));
+    expect(validated.code).toBe(1);
+    expect((JSON.parse(validated.stdout) as ValidationResult).error?.code).toBe('SDF_ERROR_INVALID_SIGNATURE');
   });
 
   it('validate takes several files: one result per file in order, exit 1 when any is invalid', async () => {
