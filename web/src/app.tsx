@@ -15,6 +15,7 @@ import { ProfilePage } from './portal/profile-page.js';
 import { SettingsPage } from './portal/settings-page.js';
 import { SecurityPage } from './portal/security-page.js';
 import { SignUpPage } from './portal/sign-up-page.js';
+import { SsoLandingPage } from './portal/sso-landing-page.js';
 import { UsagePage } from './portal/usage-page.js';
 import { TeamPage, useProfile } from './portal/team-page.js';
 import { ForgotPasswordPage } from './portal/forgot-password-page.js';
@@ -22,6 +23,7 @@ import { ResetPasswordPage } from './portal/reset-password-page.js';
 import { VerifyEmailPage } from './portal/verify-email-page.js';
 import { ReaderPage } from './reader/reader-page.js';
 import { useSession } from './session.js';
+import { SSO_LANDING } from './sso.js';
 
 function NavLink({ href, children }: { href: string; children: ReactNode }) {
   const [location] = useLocation();
@@ -138,6 +140,7 @@ export function App() {
           <Route path="/" component={HomePage} />
           <Route path="/read" component={ReaderPage} />
           <Route path="/sign-in" component={SignInPage} />
+          <Route path={SSO_LANDING} component={SsoLandingPage} />
           <Route path="/verify-email" component={VerifyEmailPage} />
           <Route path="/accept-invitation" component={AcceptInvitationPage} />
           <Route path="/forgot-password" component={ForgotPasswordPage} />

@@ -21,6 +21,8 @@ interface Session {
   signInWithKey(apiKey: string, keepForTab: boolean): void;
   /** An account's tokens, from the login form or the SSO landing: the refresh token moves into the cookie. */
   signInWithTokens(tokens: Tokens): Promise<void>;
+  /** Ends the current session (cookie or API key), then signs in with these tokens. */
+  switchTo(tokens: Tokens): Promise<void>;
   /** Ends this session on the service; `everywhere` ends every session of the account ("log out everywhere"). */
   signOut(options?: { everywhere?: boolean }): Promise<void>;
 }
@@ -52,20 +54,6 @@ async function sessionRefresh(refreshToken?: string): Promise<SessionCredential 
   return answer ? { kind: 'account', accessToken: answer.access_token, expiresIn: Number(answer.expires_in) } : null;
 }
 
-/**
- * The SSO landing: the service redirects to `/app/#access_token=...&refresh_token=...`. The tokens are
- * read once and the fragment leaves the address bar and the history entry at once.
- */
-function takeFragmentTokens(): Tokens | null {
-  if (!location.hash.includes('access_token=')) return null;
-  const fields = new URLSearchParams(location.hash.slice(1));
-  history.replaceState(history.state, '', location.pathname + location.search);
-  const access = fields.get('access_token');
-  const refresh = fields.get('refresh_token');
-  if (!access || !refresh) return null;
-  return { access_token: access, refresh_token: refresh, expires_in: Number(fields.get('expires_in') ?? 900) };
-}
-
 function storedKey(): SessionCredential | null {
   try {
     const key = sessionStorage.getItem(TAB_KEY);
@@ -84,12 +72,11 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   const [credential, setState] = useState<SessionCredential | null>(() => apply(storedKey()));
   const [restoring, setRestoring] = useState(() => credential === null);
 
-  // A page load: the SSO landing's tokens, else the session cookie (managed deployment only).
+  // A page load: the session cookie (managed deployment only). Tokens in the address are never taken
+  // here: only the SSO landing page uses them, and it asks before replacing a session (see sso.ts).
   useEffect(() => {
     if (!restoring) return;
-    const landed = takeFragmentTokens();
     const restore = async (): Promise<SessionCredential | null> => {
-      if (landed) return sessionRefresh(landed.refresh_token);
       const health = await unwrap(api.GET('/health'));
       return health?.deployment_mode === 'managed' ? sessionRefresh() : null;
     };
@@ -110,6 +97,16 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   }, []);
 
   const signInWithTokens = useCallback(async (tokens: Tokens) => {
+    setState(apply(await sessionRefresh(tokens.refresh_token)));
+  }, []);
+
+  const switchTo = useCallback(async (tokens: Tokens) => {
+    await api.POST('/v1/auth/session/logout', { params: { header: { 'X-SDF-Session': '1' } } }).catch(() => undefined);
+    try {
+      sessionStorage.removeItem(TAB_KEY);
+    } catch {
+      // Nothing stored.
+    }
     setState(apply(await sessionRefresh(tokens.refresh_token)));
   }, []);
 
@@ -146,8 +143,16 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   }, [credential]);
 
   const value = useMemo(
-    () => ({ credential, signedIn: credential !== null, restoring, signInWithKey, signInWithTokens, signOut }),
-    [credential, restoring, signInWithKey, signInWithTokens, signOut],
+    () => ({
+      credential,
+      signedIn: credential !== null,
+      restoring,
+      signInWithKey,
+      signInWithTokens,
+      switchTo,
+      signOut,
+    }),
+    [credential, restoring, signInWithKey, signInWithTokens, switchTo, signOut],
   );
   return <SessionContext.Provider value={value}>{children}</SessionContext.Provider>;
 }

@@ -3,6 +3,7 @@ import { useState, type FormEvent, type ReactNode } from 'react';
 import { Link, useLocation, useSearch } from 'wouter';
 import { ApiProblem, api, unwrap } from '../api/client.js';
 import { useSession } from '../session.js';
+import { startSso } from '../sso.js';
 import { FieldError } from '../field-error.js';
 
 /** The deployment, from GET /health: the managed one offers account sign-in beside API keys. */
@@ -161,8 +162,9 @@ function SsoSignIn() {
           : 'The service could not be reached. Check your connection and try again.',
       );
     }
-    // A full page load: the identity provider's sign-in happens on its own site and comes back to the portal.
-    location.assign(`/saml/${encodeURIComponent(value)}/login?RelayState=${encodeURIComponent('/app/')}`);
+    // A full page load: the identity provider's sign-in happens on its own site and comes back to the
+    // portal's landing, which takes the tokens only for the sign-in this tab started.
+    startSso(value);
   };
   return (
     <form className="panel-box" onSubmit={(e) => void start(e)} noValidate aria-labelledby="sso-heading">

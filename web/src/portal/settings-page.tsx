@@ -5,6 +5,7 @@ import { ProblemNotice } from '../documents/status.js';
 import { formatDateTime } from '../format.js';
 import { useProfile } from './team-page.js';
 import { FieldError } from '../field-error.js';
+import { startSso } from '../sso.js';
 
 function CopyField({ id, label, value }: { id: string; label: string; value: string }) {
   const [copied, setCopied] = useState(false);
@@ -253,10 +254,17 @@ function SingleSignOn() {
       <h3>3. Test it</h3>
       {s.enabled ? (
         <p>
-          <a href={new URL(s.login_url).pathname + new URL(s.login_url).search} data-testid="sso-test">
+          <button
+            type="button"
+            className="link-button"
+            onClick={() => startSso(decodeURIComponent(new URL(s.login_url).pathname.split('/')[2] ?? ''))}
+            data-testid="sso-test"
+          >
             Test sign-in through your identity provider
-          </a>{' '}
-          <span className="hint">(you come back here signed in as the person who signs in there)</span>
+          </button>{' '}
+          <span className="hint">
+            (you come back to the portal and are asked before your session is switched to the person who signs in there)
+          </span>
         </p>
       ) : (
         <p className="hint">Turn single sign-on on to test it.</p>
