@@ -125,12 +125,10 @@ export function SsoLandingPage() {
 
   const who =
     credential.kind === 'api-key'
-      ? 'an API key'
+      ? 'with an API key'
       : current.data
-        ? current.data.name
-          ? `${current.data.name} (${current.data.email})`
-          : current.data.email
-        : 'your current account';
+        ? `as ${current.data.name ? `${current.data.name} (${current.data.email})` : current.data.email}`
+        : 'with your current account';
   const next = incoming.data
     ? incoming.data.name
       ? `${incoming.data.name} (${incoming.data.email})`
@@ -145,7 +143,7 @@ export function SsoLandingPage() {
         </p>
       ) : (
         <p data-testid="sso-switch-question">
-          You are signed in as <strong>{who}</strong>.{' '}
+          You are signed in {who}.{' '}
           {next ? (
             <>
               Switch to <strong>{next}</strong>?
@@ -183,7 +181,7 @@ export function SsoLandingPage() {
             navigate('/', { replace: true });
           }}
         >
-          Stay signed in as {who}
+          Stay signed in {who}
         </button>
       </div>
     </section>
