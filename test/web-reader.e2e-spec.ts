@@ -189,6 +189,8 @@ describe('the reader at /app/read: the format core in the browser', () => {
     try {
       const jwks = `${base}/.well-known/sdf-keys/${tenant.slug}`;
       await probe.page.goto(`${base}/app/read?jwks=${encodeURIComponent(jwks)}`);
+      // A key list named by a link waits for the person's yes.
+      await probe.page.getByRole('button', { name: `Fetch keys from ${base}` }).click();
       await expect.poll(() => probe.page.getByTestId('trust-status').textContent()).toContain('key');
       await screenshot(probe.page, 'reader-empty');
       const verdict = await readInPage(probe.page, path, 'signed-invoice.sdf');
@@ -217,6 +219,7 @@ describe('the reader at /app/read: the format core in the browser', () => {
       await probe.page.getByRole('tab', { name: 'Signature' }).click();
       expect(await probe.page.getByTestId('signature-valid').textContent()).toBe('Valid');
       expect(await probe.page.getByTestId('signature-trusted').textContent()).toBe('Trusted');
+      expect(await probe.page.getByTestId('trust-source').textContent()).toContain(jwks);
       expect(await accessibilityProblems(probe.page)).toEqual([]);
       // Nothing but GETs left the page, and none of them carried the file.
       const sent = probe.requests.filter((r) => r.method() !== 'GET' || (r.postDataBuffer()?.length ?? 0) > 0);

@@ -20,8 +20,9 @@ export function webDistDir(): string {
 /**
  * The pages' policy: scripts, styles, fonts and workers from this origin only (no inline script or
  * style, no eval), images also as data: and blob: URLs (pdf.js draws some through them), and requests
- * to this origin plus the JWKS origins the reader was pointed at (`?jwks=` on the page's own URL: the
- * user's explicit choice, so the policy allows exactly that origin and nothing else).
+ * to this origin plus the JWKS origins the reader was pointed at (`?jwks=` on the page's own URL; each is
+ * checked by jwksOrigins, so the policy allows exactly that https origin, never a wildcard, and the reader
+ * fetches from it only after the person confirms).
  */
 export function pageDirectives(extraConnect: string[] = []): Record<string, string[]> {
   return {
@@ -49,21 +50,54 @@ function workerDirectives(): Record<string, string[]> {
   return { ...pageDirectives(), scriptSrc: ["'self'", "'unsafe-eval'"], connectSrc: ["'none'"] };
 }
 
-/** The origins of the `jwks` query parameters that are absolute http(s) URLs. */
-export function jwksOrigins(query: Request['query']): string[] {
-  const raw = query.jwks;
-  const values = Array.isArray(raw) ? raw : raw === undefined ? [] : [raw];
-  const origins = new Set<string>();
-  for (const value of values.slice(0, 4)) {
-    if (typeof value !== 'string') continue;
-    try {
-      const url = new URL(value);
-      if (url.protocol === 'https:' || url.protocol === 'http:') origins.add(url.origin);
-    } catch {
-      // Not a URL: the page says so; the policy stays as it is.
-    }
+/** At most this many key lists on one page address. */
+const MAX_JWKS = 4;
+/** A DNS name the policy can hold as it is: letters, digits, hyphens and dots (Unicode names arrive as punycode). */
+const HOST_NAME = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
+const IPV6_LITERAL = /^\[[0-9a-f:.]+\]$/;
+
+function isLoopback(hostname: string): boolean {
+  return hostname === 'localhost' || hostname === '[::1]' || /^127(?:\.\d{1,3}){3}$/.test(hostname);
+}
+
+/**
+ * One `jwks` value: a path on this origin (no policy change), or a plain https origin's URL (http only
+ * on loopback). Anything else, a wildcard or a character a Content-Security-Policy source cannot hold
+ * included, is refused with the reason; the origin that goes into `connect-src` is the URL parser's own.
+ */
+function jwksOrigin(value: unknown): { origin: string | null } | { refused: string } {
+  if (typeof value !== 'string') return { refused: 'jwks must be one web address per parameter' };
+  if (value === '' || (value.startsWith('/') && !value.startsWith('//') && !value.startsWith('/\\'))) {
+    return { origin: null };
   }
-  return [...origins];
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return { refused: 'jwks is not a web address' };
+  }
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopback(url.hostname))) {
+    return { refused: 'a key list address must use https (http only for localhost)' };
+  }
+  if (url.username || url.password) return { refused: 'a key list address carries no user name or password' };
+  if (!HOST_NAME.test(url.hostname) && !IPV6_LITERAL.test(url.hostname)) {
+    return { refused: 'the key list address has a host name with characters a web address host cannot have' };
+  }
+  return { origin: url.origin };
+}
+
+/** The key list origins named by `jwks`, or why the address is refused. */
+export function jwksOrigins(query: Request['query']): { origins: string[] } | { refused: string } {
+  const raw = query.jwks;
+  const values: unknown[] = Array.isArray(raw) ? raw : raw === undefined ? [] : [raw];
+  if (values.length > MAX_JWKS) return { refused: `at most ${MAX_JWKS} key list addresses` };
+  const origins = new Set<string>();
+  for (const value of values) {
+    const checked = jwksOrigin(value);
+    if ('refused' in checked) return checked;
+    if (checked.origin) origins.add(checked.origin);
+  }
+  return { origins: [...origins] };
 }
 
 function policy(
@@ -116,8 +150,19 @@ export function webApp(distDir = webDistDir()): Router {
       });
       return;
     }
+    const jwks = jwksOrigins(req.query);
+    if ('refused' in jwks) {
+      res.status(400).json({
+        error: {
+          code: 'VALIDATION_ERROR',
+          message: `The key list address is refused: ${jwks.refused}`,
+          details: [{ path: '/jwks', message: jwks.refused }],
+        },
+      });
+      return;
+    }
     index ??= readFileSync(indexFile);
-    policy(pageDirectives(jwksOrigins(req.query)), req)(req, res, (error?: unknown) => {
+    policy(pageDirectives(jwks.origins), req)(req, res, (error?: unknown) => {
       if (error) return next(error);
       res.setHeader('Cache-Control', 'no-cache');
       res.type('html').send(index);

@@ -162,7 +162,11 @@ export function DocumentPage({ id }: { id: string }) {
       )}
       <ErpPushes documentId={id} ready={doc.status === 'valid' || doc.status === 'signed'} />
       {outcome.data ? (
-        <OutcomeView outcome={outcome.data} fileName={fileName} />
+        <OutcomeView
+          outcome={outcome.data}
+          fileName={fileName}
+          trustedBy={slug ? `${location.origin}/.well-known/sdf-keys/${encodeURIComponent(slug)}` : null}
+        />
       ) : (
         doc.status !== 'pending' && <p role="status">Opening the stored file…</p>
       )}

@@ -68,10 +68,13 @@ export function OutcomeView({
   outcome,
   fileName,
   trust,
+  trustedBy,
 }: {
   outcome: ReadOutcome;
   fileName: string;
   trust?: ReactNode;
+  /** The address of the key list the file was judged against, named wherever "Trusted" is said. */
+  trustedBy?: string | null;
 }) {
   const { result, entries } = outcome;
   const [tab, setTab] = useState<Tab>('document');
@@ -92,7 +95,7 @@ export function OutcomeView({
   const pdfShown = pdf && result.checks.pdf === 'pass';
   return (
     <div className="outcome">
-      <Verdict result={result} />
+      <Verdict result={result} trustedBy={trustedBy ?? null} />
       {data !== undefined && summaryOf(data).length > 0 && (
         <dl className="summary" data-testid="summary">
           {summaryOf(data).map((fact) => (
@@ -169,7 +172,9 @@ export function OutcomeView({
                       {signature.trusted ? 'Trusted' : 'Not confirmed'}
                     </span>{' '}
                     {signature.trusted
-                      ? 'The key is in the key list you chose.'
+                      ? trustedBy
+                        ? `The key is in the key list at ${trustedBy}.`
+                        : 'The key is in the key list you chose.'
                       : 'The signature matches the key inside the file; choose the signer’s published key list to confirm who signed.'}
                   </dd>
                 </div>

@@ -17,15 +17,48 @@ const STAGE_LABELS: Record<string, string> = {
 type State =
   | { kind: 'idle' }
   | { kind: 'working'; name: string; size: number; progress: ReadProgress }
-  | { kind: 'done'; name: string; bytes: Uint8Array; outcome: ReadOutcome };
+  | { kind: 'done'; name: string; bytes: Uint8Array; outcome: ReadOutcome; trustedBy: string | null };
 
-/** Choose the signer's key list (JWKS) so `trusted` can be judged; the choice lives in the page URL. */
+/** Set just before the page reloads itself with a key list the person typed: that load needs no second "yes". */
+const CONFIRMED_KEY = 'sdf.jwks-confirmed';
+
+function absoluteUrl(value: string): string | null {
+  try {
+    return new URL(value, location.href).href;
+  } catch {
+    return null;
+  }
+}
+
+/** The key list this page load was asked for by the person, not by whoever wrote the link. */
+function confirmedOnLoad(url: string): boolean {
+  try {
+    const confirmed = sessionStorage.getItem(CONFIRMED_KEY);
+    sessionStorage.removeItem(CONFIRMED_KEY);
+    return confirmed !== null && confirmed === url;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Choose the signer's key list (JWKS) so `trusted` can be judged; the choice lives in the page URL. A key
+ * list named by a link is fetched only after the person confirms it: whoever publishes the list decides
+ * what "Trusted" means.
+ */
 function TrustForm({ onKeys }: { onKeys: (keys: Jwk[] | null, url: string | null) => void }) {
   const initial = new URLSearchParams(location.search).get('jwks') ?? '';
   const [url, setUrl] = useState(initial);
   const [status, setStatus] = useState<{ kind: 'ok' | 'error'; text: string } | null>(null);
+  const [pending, setPending] = useState<string | null>(() => {
+    const absolute = initial ? absoluteUrl(initial) : null;
+    return absolute && !confirmedOnLoad(absolute) ? absolute : null;
+  });
+  const loadedOnce = useRef(false);
   const load = useCallback(
     async (value: string) => {
+      loadedOnce.current = true;
+      setPending(null);
       if (!value) {
         onKeys(null, null);
         setStatus(null);
@@ -34,7 +67,10 @@ function TrustForm({ onKeys }: { onKeys: (keys: Jwk[] | null, url: string | null
       try {
         const keys = await fetchJwks(value);
         onKeys(keys, value);
-        setStatus({ kind: 'ok', text: `${keys.length} key${keys.length === 1 ? '' : 's'} loaded from this list.` });
+        setStatus({
+          kind: 'ok',
+          text: `${keys.length} key${keys.length === 1 ? '' : 's'} loaded from ${value}.`,
+        });
       } catch (error) {
         onKeys(null, null);
         setStatus({ kind: 'error', text: `The key list could not be used: ${(error as Error).message}.` });
@@ -43,27 +79,36 @@ function TrustForm({ onKeys }: { onKeys: (keys: Jwk[] | null, url: string | null
     [onKeys],
   );
   useEffect(() => {
-    if (initial) void load(initial);
-  }, [initial, load]);
+    // Only the list the person typed before the reload; a link's list waits for the button below.
+    if (loadedOnce.current || !initial || pending !== null) return;
+    const absolute = absoluteUrl(initial);
+    if (absolute) void load(absolute);
+    else setStatus({ kind: 'error', text: 'That is not a web address.' });
+  }, [initial, pending, load]);
   const submit = (event: FormEvent) => {
     event.preventDefault();
     const value = url.trim();
-    let absolute: string;
-    try {
-      absolute = value ? new URL(value, location.href).href : '';
-    } catch {
+    const absolute = value ? absoluteUrl(value) : '';
+    if (absolute === null) {
       setStatus({ kind: 'error', text: 'That is not a web address.' });
       return;
     }
     if (absolute && !allowedByPolicy(absolute)) {
-      // One page load: the service adds exactly this origin to what the page may connect to.
+      // One page load: the service adds exactly this origin to what the page may connect to. The person
+      // asked for it here, so the reloaded page fetches it without asking again.
       const next = new URL(location.href);
       next.searchParams.set('jwks', absolute);
+      try {
+        sessionStorage.setItem(CONFIRMED_KEY, absolute);
+      } catch {
+        // Storage refused: the reloaded page asks once more.
+      }
       location.assign(next.href);
       return;
     }
     void load(absolute);
   };
+  const pendingOrigin = pending ? new URL(pending).origin : null;
   return (
     <form className="trust-form" onSubmit={submit}>
       <label htmlFor="jwks-url">Signer&apos;s published keys (JWKS address)</label>
@@ -86,6 +131,17 @@ function TrustForm({ onKeys }: { onKeys: (keys: Jwk[] | null, url: string | null
           Use these keys
         </button>
       </div>
+      {pending && (
+        <div className="notice warning" role="status" data-testid="trust-confirm">
+          <p>
+            This link names a key list at <code className="wrap">{pending}</code>. A file is shown as
+            &quot;Trusted&quot; when its key is in this list, so use it only if you know who publishes it.
+          </p>
+          <button type="button" onClick={() => void load(pending)}>
+            Fetch keys from {pendingOrigin}
+          </button>
+        </div>
+      )}
       {status && (
         <p className={`notice ${status.kind === 'error' ? 'error' : 'ok'}`} role="status" data-testid="trust-status">
           {status.text}
@@ -99,17 +155,18 @@ function TrustForm({ onKeys }: { onKeys: (keys: Jwk[] | null, url: string | null
 export function ReaderPage() {
   const [state, setState] = useState<State>({ kind: 'idle' });
   const [dragging, setDragging] = useState(false);
-  const keysRef = useRef<Jwk[] | null>(null);
+  const keysRef = useRef<{ keys: Jwk[]; url: string } | null>(null);
   const inputRef = useRef<HTMLInputElement>(null);
   const busy = state.kind === 'working';
 
   const judge = useCallback(async (name: string, bytes: Uint8Array) => {
     setState({ kind: 'working', name, size: bytes.length, progress: { phase: 'checking', stage: 'container' } });
+    const trust = keysRef.current;
     const outcome = await readArchive(bytes, {
-      trustedKeys: keysRef.current ?? undefined,
+      trustedKeys: trust?.keys,
       onProgress: (progress) => setState({ kind: 'working', name, size: bytes.length, progress }),
     });
-    setState({ kind: 'done', name, bytes, outcome });
+    setState({ kind: 'done', name, bytes, outcome, trustedBy: trust?.url ?? null });
   }, []);
 
   const open = useCallback(
@@ -129,8 +186,8 @@ export function ReaderPage() {
   );
 
   const onKeys = useCallback(
-    (keys: Jwk[] | null) => {
-      keysRef.current = keys;
+    (keys: Jwk[] | null, url: string | null) => {
+      keysRef.current = keys && url ? { keys, url } : null;
       // A file already open is judged again against the new keys.
       setState((current) => {
         if (current.kind === 'done') void judge(current.name, current.bytes);
@@ -210,7 +267,7 @@ export function ReaderPage() {
               ({formatBytes(state.bytes.length)}, checked in {Math.round(state.outcome.elapsedMs)} ms)
             </span>
           </p>
-          <OutcomeView outcome={state.outcome} fileName={state.name} />
+          <OutcomeView outcome={state.outcome} fileName={state.name} trustedBy={state.trustedBy} />
         </div>
       )}
       <details className="trust-details" open={new URLSearchParams(location.search).has('jwks') || undefined}>

@@ -12,8 +12,19 @@ const CHECK_LABELS: Record<string, string> = {
 
 const STATUS_LABELS = { pass: 'Passed', fail: 'Failed', skipped: 'Not checked' } as const;
 
-/** The verdict: valid or not, every check with its status, and the error with its code and entry. */
-export function Verdict({ result }: { result: ValidationResult }) {
+function originOf(url: string): string {
+  try {
+    return new URL(url, location.href).origin;
+  } catch {
+    return url;
+  }
+}
+
+/**
+ * The verdict: valid or not, every check with its status, and the error with its code and entry. A
+ * trusted signer is named with the key list that vouches for it, since whoever publishes that list decides.
+ */
+export function Verdict({ result, trustedBy = null }: { result: ValidationResult; trustedBy?: string | null }) {
   const error = result.error;
   return (
     <section
@@ -32,6 +43,12 @@ export function Verdict({ result }: { result: ValidationResult }) {
             : 'A valid SDF file (not signed)'
           : 'This file does not pass the SDF checks'}
       </h2>
+      {result.signature?.trusted && trustedBy && (
+        <p data-testid="trust-source">
+          Signer trusted by the key list of <strong>{originOf(trustedBy)}</strong> (
+          <code className="wrap">{trustedBy}</code>).
+        </p>
+      )}
       {error && (
         <div className="verdict-error" role="alert">
           <p>{SDF_ERROR_SENTENCES[error.code] ?? error.message}</p>
