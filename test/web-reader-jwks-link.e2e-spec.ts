@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from './helpers/app.js';
-import { launchBrowser, listen, openProbe } from './helpers/browser.js';
+import { accessibilityProblems, launchBrowser, listen, openProbe } from './helpers/browser.js';
 
 const VECTORS = join(process.cwd(), 'test', 'vectors');
 
@@ -112,6 +112,7 @@ describe('a key list named in the reader address', () => {
       expect(await probe.page.getByTestId('trust-source').count()).toBe(0);
       expect(probe.requests.filter((r) => r.url().startsWith(issuerOrigin))).toEqual([]);
       expect(fetched).toBe(0);
+      expect(await accessibilityProblems(probe.page)).toEqual([]);
 
       await confirm.click();
       await expect.poll(() => probe.page.getByTestId('trust-status').textContent()).toContain(`from ${jwksUrl}`);

@@ -2,7 +2,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from './helpers/app.js';
 import { bearer, login, registerVerified, uniqueEmail, type Account } from './helpers/accounts.js';
-import { launchBrowser, openProbe, type PageProbe } from './helpers/browser.js';
+import { accessibilityProblems, launchBrowser, openProbe, type PageProbe } from './helpers/browser.js';
 import { TestIdp, closedPort } from './helpers/saml-idp.js';
 import { startSmtpSink, type SmtpSink } from './helpers/smtp.js';
 
@@ -151,6 +151,7 @@ describe('the portal takes sign-in tokens from its address only for a sign-in it
       await victim.page.goto(landing);
       await victim.page.getByTestId('sso-refused').waitFor();
       expect(await victim.page.evaluate('location.hash')).toBe('');
+      expect(await accessibilityProblems(victim.page)).toEqual([]);
       await victim.page.goto(`${base}/app/profile`);
       await victim.page.getByRole('heading', { name: 'Sign in to continue' }).waitFor();
       expect(sentToken(victim, refresh)).toEqual([]);
@@ -174,6 +175,7 @@ describe('the portal takes sign-in tokens from its address only for a sign-in it
       const question = probe.page.getByTestId('sso-switch-question');
       await expect.poll(() => question.textContent(), { timeout: 20_000 }).toContain(`Switch to ${colleague}?`);
       expect(await question.textContent()).toContain(`You are signed in as ${owner.email}`);
+      expect(await accessibilityProblems(probe.page)).toEqual([]);
       await probe.page.getByRole('button', { name: `Stay signed in as ${owner.email}` }).click();
       await probe.page.waitForURL(`${base}/app/`);
       expect(await signedInAs(probe.page)).toContain(owner.email);
