@@ -69,7 +69,7 @@ describe('managed /v1: display names, the sessions of a user, and self-service s
         .http()
         .post('/v1/auth/register')
         .send({ email, password: PASSWORD, organization: 'Named GmbH', slug, name: '  Ada Lovelace ' })
-        .expect(201);
+        .expect(202);
       const token = tokenFromMail(await mailTo(smtp, email));
       await t.http().post('/v1/auth/verify-email').send({ token }).expect(200);
       const tokens = await login(t, email);

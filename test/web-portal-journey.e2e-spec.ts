@@ -320,7 +320,7 @@ describe('the managed portal, end to end in the browser', () => {
       headers: { 'Content-Type': 'application/json' },
       body: JSON.stringify({ email, password: PASSWORD, organization: 'SSO GmbH', slug }),
     });
-    expect(registered.status).toBe(201);
+    expect(registered.status).toBe(202);
     const probe = await openProbe(browser, { width: 1280 });
     const { page } = probe;
     try {

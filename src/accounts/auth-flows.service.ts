@@ -9,11 +9,11 @@ import { MailService } from '../email/mail.service.js';
 import { RedisService } from '../redis/redis.module.js';
 import { Tenant } from '../tenants/entities/tenant.entity.js';
 import { AccountsRepository } from './accounts.repository.js';
-import type { LoginDto, RegisterDto, RegisteredDto } from './dto/auth.dto.js';
+import type { LoginDto, RegisterDto, RegistrationAcceptedDto } from './dto/auth.dto.js';
 import { User } from './entities/user.entity.js';
 import { LoginThrottle } from './login-throttle.js';
 import { LoginTickets } from './login-tickets.js';
-import { passwordResetMail, verificationMail } from './mails.js';
+import { addressTakenMail, passwordResetMail, verificationMail } from './mails.js';
 import { hashPassword, passwordProblems, verifyAgainstDummy, verifyPassword } from './passwords.js';
 import { normalizeEmail } from './secrets.js';
 import { SessionsService, type ClientInfo, type TokenPair } from './sessions.service.js';
@@ -23,6 +23,8 @@ const RESEND_INTERVAL_SECONDS = 60;
 /** A password-reset link lives half an hour; one is mailed at most every minute per address. */
 const RESET_TTL_MS = 30 * 60 * 1000;
 const RESET_INTERVAL_SECONDS = 60;
+/** A sign-up with an address that has an account mails its owner at most once a minute. */
+const TAKEN_MAIL_INTERVAL_SECONDS = 60;
 
 export type LoginResult = TokenPair | { totp_required: true; session_token: string };
 
@@ -48,69 +50,120 @@ export class AuthFlowsService {
     private readonly redis: RedisService,
   ) {}
 
-  /** M1: the organization (tenant) and its owner in one transaction; the verification mail after commit. */
-  async register(input: RegisterDto, client: ClientInfo): Promise<RegisteredDto> {
+  /**
+   * M1: the organization (tenant) and its owner in one transaction; the verification mail after commit.
+   * An address that already has an account gets the same answer after the same work (its password hashed,
+   * the organization's rows written and undone) and its owner a mail saying someone tried: the answer
+   * never tells who has an account. A taken slug is 409 either way (slugs are public: key and SSO addresses).
+   */
+  async register(input: RegisterDto, client: ClientInfo): Promise<RegistrationAcceptedDto> {
     const problems = passwordProblems(input.password);
     if (problems.length) throw AppError.badRequest('Password does not meet the rules', problems);
     const email = normalizeEmail(input.email);
-    if (await this.accounts.findByEmail(email)) throw AppError.conflict('An account with this email already exists');
+    const owner = await this.accounts.findByEmail(email);
     const passwordHash = await hashPassword(input.password);
     try {
-      const { result, token } = await this.ds.transaction(async (m) => {
-        const tenant = await m.save(
-          m.create(Tenant, {
-            name: input.organization,
-            slug: input.slug,
-            rate_limit_rpm: this.config.env.RATE_LIMIT_DEFAULT_RPM,
-          }),
-        );
-        await this.lifecycle.tenantCreated(m, tenant);
-        const user = await m.save(
-          m.create(User, {
-            tenant_id: tenant.id,
-            email,
-            name: input.name?.trim() || null,
-            password_hash: passwordHash,
-            role: 'owner',
-            email_verified: false,
-            totp_enabled: false,
-            totp_secret: null,
-            totp_last_step: null,
-          }),
-        );
-        const token = await this.accounts.issueToken(m, {
-          tenant_id: tenant.id,
-          kind: 'email_verification',
-          email,
-          user_id: user.id,
-          ttlMs: VERIFICATION_TTL_MS,
-        });
-        await this.audit.record(m, {
-          tenantId: tenant.id,
-          action: 'account.register',
-          actor: `user:${user.id}`,
-          resourceId: user.id,
-          ipAddress: client.ip,
-          metadata: { slug: tenant.slug },
-        });
-        return {
-          token,
-          result: {
-            user: { id: user.id, email: user.email, role: user.role },
-            organization: { id: tenant.id, name: tenant.name, slug: tenant.slug },
-          },
-        };
-      });
-      await this.mail.enqueue(
-        verificationMail(result.organization.id, email, this.mail.link('app/verify-email', token)),
-      );
-      return result;
+      if (owner) await this.registerTaken(owner, input, client);
+      else await this.registerNew(email, passwordHash, input, client);
     } catch (err) {
       const constraint = uniqueViolation(err);
       if (constraint === 'tenants_slug_key') throw AppError.conflict(`The slug '${input.slug}' is taken`);
-      if (constraint !== null) throw AppError.conflict('An account with this email already exists');
-      throw err;
+      if (constraint !== 'users_email_lower_key') throw err;
+      // A concurrent sign-up with this address committed first: answered as the address's owner is.
+      const winner = await this.accounts.findByEmail(email);
+      if (winner) await this.mailTakenAddress(winner);
     }
+    return { email };
+  }
+
+  private async registerNew(email: string, passwordHash: string, input: RegisterDto, client: ClientInfo) {
+    const { tenantId, token } = await this.ds.transaction(async (m) => {
+      const tenant = await this.insertOrganization(m, input);
+      const user = await m.save(
+        m.create(User, {
+          tenant_id: tenant.id,
+          email,
+          name: input.name?.trim() || null,
+          password_hash: passwordHash,
+          role: 'owner',
+          email_verified: false,
+          totp_enabled: false,
+          totp_secret: null,
+          totp_last_step: null,
+        }),
+      );
+      const token = await this.accounts.issueToken(m, {
+        tenant_id: tenant.id,
+        kind: 'email_verification',
+        email,
+        user_id: user.id,
+        ttlMs: VERIFICATION_TTL_MS,
+      });
+      await this.audit.record(m, {
+        tenantId: tenant.id,
+        action: 'account.register',
+        actor: `user:${user.id}`,
+        resourceId: user.id,
+        ipAddress: client.ip,
+        metadata: { slug: tenant.slug },
+      });
+      return { tenantId: tenant.id, token };
+    });
+    await this.mail.enqueue(verificationMail(tenantId, email, this.mail.link('app/verify-email', token)));
+  }
+
+  /**
+   * A sign-up with an address that has an account: the organization's rows are written and rolled back
+   * (so a taken slug is refused as for a new address, and the answer takes as long), nothing is kept but
+   * an audit entry in the owner's organization, and the owner is mailed.
+   */
+  private async registerTaken(owner: User, input: RegisterDto, client: ClientInfo): Promise<void> {
+    await this.ds.transaction(async (m) => {
+      await m.query('SAVEPOINT register_taken');
+      await this.insertOrganization(m, input);
+      await m.query('ROLLBACK TO SAVEPOINT register_taken');
+      await this.audit.record(m, {
+        tenantId: owner.tenant_id,
+        action: 'account.register_existing',
+        actor: 'anonymous',
+        resourceId: owner.id,
+        ipAddress: client.ip,
+        metadata: { slug: input.slug },
+      });
+    });
+    await this.mailTakenAddress(owner);
+  }
+
+  private async insertOrganization(m: EntityManager, input: RegisterDto): Promise<Tenant> {
+    const tenant = await m.save(
+      m.create(Tenant, {
+        name: input.organization,
+        slug: input.slug,
+        rate_limit_rpm: this.config.env.RATE_LIMIT_DEFAULT_RPM,
+      }),
+    );
+    await this.lifecycle.tenantCreated(m, tenant);
+    return tenant;
+  }
+
+  /** "Someone tried to sign up with your address", at most one a minute per account (sign-ups can be repeated). */
+  private async mailTakenAddress(owner: User): Promise<void> {
+    const set = await this.redis.client.set(
+      this.redis.key('register-taken-mail', owner.id),
+      '1',
+      'EX',
+      TAKEN_MAIL_INTERVAL_SECONDS,
+      'NX',
+    );
+    if (set !== 'OK') return;
+    await this.mail.enqueue(
+      addressTakenMail(
+        owner.tenant_id,
+        owner.email,
+        this.mail.page('app/sign-in'),
+        this.mail.page('app/forgot-password'),
+      ),
+    );
   }
 
   async verifyEmail(token: string, client: ClientInfo): Promise<{ email_verified: true }> {

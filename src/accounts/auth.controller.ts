@@ -27,6 +27,7 @@ import {
   RefreshDto,
   RegisterDto,
   RegisteredDto,
+  RegistrationAcceptedDto,
   ResetPasswordDto,
   SessionRefreshDto,
   SessionTokenDto,
@@ -144,21 +145,20 @@ export class AuthController {
 
   @Public()
   @Post('register')
+  @HttpCode(202)
   @ThrottledPerAddress('register')
   @ApiOperation({
-    summary: 'Create an organization and its owner; a verification mail goes out',
+    summary: 'Sign up: an organization and its owner; the next step is in the mail',
     description:
       'Creates the organization (a tenant on the Free plan) and its owner, and mails a verification link ' +
-      '(24 h). Some actions (inviting, creating API keys) wait for the verified address. No credentials.',
+      '(24 h). Some actions (inviting, creating API keys) wait for the verified address. When the address ' +
+      'already has an account, nothing is created and its owner is mailed a note with a sign-in link ' +
+      'instead; the answer is the same either way, so it never tells who has an account. No credentials.',
   })
-  @ApiCreatedResponse({ type: RegisteredDto })
+  @ApiAcceptedResponse({ type: RegistrationAcceptedDto, description: 'A mail is on its way to the address' })
   @JsonBodyErrors('Invalid body or weak password', WEAK_PASSWORD)
-  @ApiError(409, 'Email or slug taken', ACCOUNT_EXISTS, {
-    name: 'slug_taken',
-    code: 'CONFLICT',
-    message: "The slug 'acme' is taken",
-  })
-  register(@Body() body: RegisterDto, @Client() client: ClientInfo): Promise<RegisteredDto> {
+  @ApiError(409, 'Slug taken', { name: 'slug_taken', code: 'CONFLICT', message: "The slug 'acme' is taken" })
+  register(@Body() body: RegisterDto, @Client() client: ClientInfo): Promise<RegistrationAcceptedDto> {
     return this.flows.register(body, client);
   }
 

@@ -13,6 +13,24 @@ export function verificationMail(tenantId: string, to: string, link: string): Em
   };
 }
 
+/** To the owner of an address someone tried to sign up with: it has an account already. */
+export function addressTakenMail(tenantId: string, to: string, signIn: string, forgotPassword: string): EmailJobData {
+  return {
+    tenant_id: tenantId,
+    kind: 'address_taken',
+    to,
+    message: {
+      subject: 'Someone tried to sign up with your address',
+      text:
+        'Someone tried to create an SDF account with this address, which already has one. ' +
+        'No new account or organization was created.\n\n' +
+        `If it was you, sign in instead:\n\n${signIn}\n\n` +
+        `If you forgot your password, choose a new one here:\n\n${forgotPassword}\n\n` +
+        'If it was not you, ignore this mail: your account is unchanged.\n',
+    },
+  };
+}
+
 export function totpLockedMail(tenantId: string, to: string): EmailJobData {
   return {
     tenant_id: tenantId,

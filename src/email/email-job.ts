@@ -4,7 +4,7 @@
  */
 export interface EmailJobData {
   tenant_id: string;
-  kind: 'email_verification' | 'invitation' | 'totp_locked' | 'password_reset';
+  kind: 'email_verification' | 'address_taken' | 'invitation' | 'totp_locked' | 'password_reset';
   to: string;
   message: { subject: string; text: string };
 }

@@ -27,11 +27,16 @@ export class MailService {
     }
   }
 
-  /** An absolute link into the portal; PUBLIC_BASE_URL in production, this server otherwise. */
+  /** An absolute link into the portal carrying a token; PUBLIC_BASE_URL in production, this server otherwise. */
   link(path: string, token: string): string {
-    const base = this.config.env.PUBLIC_BASE_URL ?? `http://localhost:${this.config.env.PORT}`;
-    const url = new URL(path, base.endsWith('/') ? base : base + '/');
+    const url = new URL(this.page(path));
     url.searchParams.set('token', token);
     return url.toString();
+  }
+
+  /** An absolute link to a page of the portal. */
+  page(path: string): string {
+    const base = this.config.env.PUBLIC_BASE_URL ?? `http://localhost:${this.config.env.PORT}`;
+    return new URL(path, base.endsWith('/') ? base : base + '/').toString();
   }
 }

@@ -54,6 +54,15 @@ export class RegisteredDto {
   @ApiProperty({ type: OrganizationRefDto }) organization: OrganizationRefDto;
 }
 
+/** What a sign-up answers: the same whether or not the address already has an account. */
+export class RegistrationAcceptedDto {
+  @ApiProperty({
+    example: 'owner@acme.example',
+    description: 'The address (in lower case) that a mail is on its way to',
+  })
+  email: string;
+}
+
 export class LoginDto {
   @ApiProperty({ example: 'owner@acme.example' })
   @IsString()

@@ -987,8 +987,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create an organization and its owner; a verification mail goes out
-         * @description Creates the organization (a tenant on the Free plan) and its owner, and mails a verification link (24 h). Some actions (inviting, creating API keys) wait for the verified address. No credentials.
+         * Sign up: an organization and its owner; the next step is in the mail
+         * @description Creates the organization (a tenant on the Free plan) and its owner, and mails a verification link (24 h). Some actions (inviting, creating API keys) wait for the verified address. When the address already has an account, nothing is created and its owner is mailed a note with a sign-in link instead; the answer is the same either way, so it never tells who has an account. No credentials.
          */
         post: operations["AuthController_register"];
         delete?: never;
@@ -3008,6 +3008,13 @@ export interface components {
             organization: string;
             /** @example acme */
             slug: string;
+        };
+        RegistrationAcceptedDto: {
+            /**
+             * @description The address (in lower case) that a mail is on its way to
+             * @example owner@acme.example
+             */
+            email: string;
         };
         MailTokenDto: {
             /**
@@ -8163,12 +8170,13 @@ export interface operations {
             };
         };
         responses: {
-            201: {
+            /** @description A mail is on its way to the address */
+            202: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RegisteredDto"];
+                    "application/json": components["schemas"]["RegistrationAcceptedDto"];
                 };
             };
             /** @description Invalid body or weak password */
@@ -8180,7 +8188,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description Email or slug taken */
+            /** @description Slug taken */
             409: {
                 headers: {
                     [name: string]: unknown;

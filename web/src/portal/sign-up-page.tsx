@@ -18,7 +18,10 @@ function slugOf(name: string): string {
 
 type Field = 'organization' | 'slug' | 'email' | 'password';
 
-/** Managed deployment: a new organisation and its owner; the address is confirmed by mail. */
+/**
+ * Managed deployment: a new organisation and its owner; the address is confirmed by mail. The answer is the
+ * same when the address already has an account (its owner gets a mail instead), so the page says the same.
+ */
 export function SignUpPage() {
   const [organization, setOrganization] = useState('');
   const [slug, setSlug] = useState('');
@@ -74,8 +77,9 @@ export function SignUpPage() {
       <section className="narrow">
         <h1 tabIndex={-1}>Check your mail</h1>
         <p className="notice ok" role="status" data-testid="signed-up">
-          Your organisation is created. We sent a link to {done}: open it to confirm your address, then{' '}
-          <Link href="/sign-in">sign in</Link>.
+          We sent a mail to {done}. Open the link in it to confirm your address, then{' '}
+          <Link href="/sign-in">sign in</Link>. If the address already has an account, the mail says so and how to sign
+          in.
         </p>
       </section>
     );
