@@ -56,8 +56,12 @@ export async function startSmtpSink(options: { port?: number } = {}): Promise<Sm
     },
   });
   await new Promise<void>((resolve, reject) => {
-    server.server.once('error', reject);
-    server.listen(options.port ?? 0, '127.0.0.1', resolve);
+    // smtp-server passes its socket's errors (EADDRINUSE) on as its own 'error': unheard, it ends the process.
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
   });
   const port = (server.server.address() as AddressInfo).port;
   return {

@@ -8,7 +8,7 @@
  * secrets made on first start and kept, and a database, Redis prefix and storage folder of their own, so a
  * managed trial never meets the data of a self-hosted one.
  *
- *   --any-ports          every stand-in on a free port instead of the fixed ones
+ *   --any-ports          every stand-in on a free port instead of the fixed ones (1025, 8025, 4400 to 4403)
  *   --service-url <url>  where the service runs (Stripe's events go there), default http://localhost:3000
  *   --dir <dir>          where the local CA is kept, default data/stand-ins
  */
@@ -35,6 +35,15 @@ function option(name: string): string | undefined {
 
 const anyPorts = process.argv.includes('--any-ports');
 const port = (fixed: number) => (anyPorts ? 0 : fixed);
+/** What listens on each fixed port, to name in the error when one is taken. */
+const FIXED_PORTS: Record<number, string> = {
+  1025: 'the SMTP mail server',
+  8025: 'the mail page',
+  4400: 'the SAML identity provider',
+  4401: 'SAP',
+  4402: 'Oracle',
+  4403: 'Stripe',
+};
 const serviceUrl = (option('--service-url') ?? 'http://localhost:3000').replace(/\/$/, '');
 const dir = resolve(projectRoot, option('--dir') ?? 'data/stand-ins');
 
@@ -143,6 +152,8 @@ async function main(): Promise<void> {
     PUBLIC_BASE_URL: serviceUrl,
     NODE_EXTRA_CA_CERTS: ca.caFile,
     SMTP_URL: smtp.url,
+    // Not the service's: the mail page, where the README's managed walkthrough reads the mail.
+    MAIL_URL: mailPage.url,
     STRIPE_API_BASE: stripe.base,
     STRIPE_SECRET_KEY: STAND_IN_CREDENTIALS.stripe.secretKey,
     STRIPE_WEBHOOK_SECRET: STAND_IN_CREDENTIALS.stripe.webhookSecret,
@@ -177,7 +188,7 @@ async function main(): Promise<void> {
     '# Start the service with them in another terminal, from the project folder:',
     `#   set -a; . ${envFile}; set +a; npm start`,
     '#',
-    `# mail:   ${mailPage.url}/ (the mails the service sent; Mailpit's API at ${mailPage.url}/api/v1/...)`,
+    `# mail:   ${mailPage.url}/ (the mails the service sent; Mailpit's API at MAIL_URL/api/v1/...)`,
     `# stripe: ${stripe.base}/c/pay/<session> pays; events go to ${stripe.webhookUrl}`,
     `# saml:   metadata ${idp.metadataUrl}, sign-in form ${idp.ssoUrl}`,
     `# sap:    ${sap.url} holds purchase order ${refs.order} and delivery ${refs.delivery}`,
@@ -201,6 +212,15 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`stand-ins: ${(err as Error).message}\n`);
+  const { code, port: taken } = err as NodeJS.ErrnoException & { port?: number };
+  if (code === 'EADDRINUSE' && !anyPorts) {
+    const what = taken !== undefined && FIXED_PORTS[taken] ? ` (${FIXED_PORTS[taken]})` : '';
+    process.stderr.write(
+      `stand-ins: port ${taken ?? '?'}${what} is taken; run with --any-ports to pick free ports: ` +
+        'npm run dev:stand-ins -- --any-ports\n',
+    );
+  } else {
+    process.stderr.write(`stand-ins: ${(err as Error).message}\n`);
+  }
   process.exit(1);
 });
