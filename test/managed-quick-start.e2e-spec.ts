@@ -1,6 +1,17 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
 import https from 'node:https';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
@@ -80,6 +91,64 @@ function formOf(html: string): { action: string | null; fields: Record<string, s
 }
 
 /**
+ * A `jq` first on PATH that behaves as Debian 12's jq 1.6 does on empty input: nothing printed and exit
+ * status 0, even with `-e` (jq 1.7 answers 4), whatever jq is installed; it counts such calls.
+ */
+function jq16Wrapper(dir: string): { bin: string; emptyInputs: () => number } {
+  const real = (process.env.PATH ?? '')
+    .split(':')
+    .map((d) => join(d, 'jq'))
+    .find((path) => existsSync(path));
+  if (!real) throw new Error('the walkthrough needs jq');
+  const bin = join(dir, 'jq16-bin');
+  const log = join(dir, 'jq16-empty-inputs');
+  mkdirSync(bin);
+  writeFileSync(log, '');
+  writeFileSync(
+    join(bin, 'jq'),
+    [
+      '#!/usr/bin/env bash',
+      'for arg in "$@"; do',
+      `  if [ "$arg" = -n ] || [ "$arg" = --null-input ]; then exec '${real}' "$@"; fi`,
+      'done',
+      'input=$(cat; echo .)',
+      'input=${input%.}',
+      `if [ -z "\${input//[[:space:]]/}" ]; then echo empty >> '${log}'; exit 0; fi`,
+      `printf '%s' "$input" | '${real}' "$@"`,
+      '',
+    ].join('\n'),
+    { mode: 0o755 },
+  );
+  return { bin, emptyInputs: () => readFileSync(log, 'utf8').split('\n').filter(Boolean).length };
+}
+
+/**
+ * The mail page behind a loopback server that answers the first `holdBack` requests for the latest mail
+ * as an empty mailbox does (404), as when the mail is slower than the script; everything else passes.
+ */
+async function lateMailbox(target: string, holdBack: number) {
+  let notFound = 0;
+  const server = createHttpServer((req, res) => {
+    if (req.url === '/api/v1/message/latest' && notFound < holdBack) {
+      notFound++;
+      res.writeHead(404, { 'Content-Type': 'application/json' }).end('{"error":"message not found"}');
+      return;
+    }
+    fetch(`${target}${req.url}`)
+      .then(async (answer) => {
+        res.writeHead(answer.status, { 'Content-Type': 'application/json' }).end(await answer.text());
+      })
+      .catch(() => res.writeHead(502).end());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    notFound: () => notFound,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/**
  * The managed deployment as a newcomer meets it: `npm run dev:stand-ins` started as the README says, the
  * built service started with the settings it wrote (its own database, Redis prefix and storage here), the
  * README's managed block run by bash, and then billing, single sign-on and an ERP connector through the
@@ -96,6 +165,7 @@ describe('managed quick start with the stand-ins', () => {
   let serviceEnv: NodeJS.ProcessEnv;
   let ca: string;
   let mailUrl: string;
+  let jq16: ReturnType<typeof jq16Wrapper>;
 
   const api = async (method: string, path: string, auth: Record<string, string>, body?: unknown) => {
     const res = await fetch(`${baseUrl}${path}`, {
@@ -145,6 +215,7 @@ describe('managed quick start with the stand-ins', () => {
     requireBuild(distCli);
     database = await createDatabaseFromTemplate(inject('templateDatabase'));
     dir = mkdtempSync(join(tmpdir(), 'sdf-managed-'));
+    jq16 = jq16Wrapper(dir);
     const port = await freePort();
     baseUrl = `http://127.0.0.1:${port}`;
     const base = { PATH: process.env.PATH, HOME: process.env.HOME };
@@ -160,7 +231,7 @@ describe('managed quick start with the stand-ins', () => {
     standInsOutput = started.output;
     settings = readEnvFile(join(dir, 'stand-ins', 'service.env'));
     ca = readFileSync(settings.NODE_EXTRA_CA_CERTS, 'utf8');
-    mailUrl = /^# mail: +(http:\/\/\S+?)\/ /m.exec(started.output())![1];
+    mailUrl = settings.MAIL_URL;
     serviceEnv = {
       ...base,
       ...settings,
@@ -193,42 +264,106 @@ describe('managed quick start with the stand-ins', () => {
       DATABASE_URL: expect.stringMatching(/\/sdf_managed$/),
       PUBLIC_BASE_URL: baseUrl,
       SMTP_URL: expect.stringMatching(/^smtp:\/\/127\.0\.0\.1:\d+$/),
+      MAIL_URL: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/),
       STRIPE_API_BASE: expect.stringMatching(/^https:\/\/127\.0\.0\.1:\d+$/),
     });
     for (const name of ['JWT_SECRET', 'ADMIN_JWT_SECRET', 'MASTER_KEY']) expect(settings[name]).toBeTruthy();
     // Printed for a person too, but never the secrets.
     expect(standInsOutput()).toContain(`SMTP_URL=${settings.SMTP_URL}`);
+    // The walkthrough's mail address as a setting a person can paste, not only inside a comment.
+    expect(standInsOutput()).toMatch(new RegExp(`^MAIL_URL=${settings.MAIL_URL}$`, 'm'));
     expect(standInsOutput()).not.toContain(settings.MASTER_KEY);
     expect(ca).toContain('BEGIN CERTIFICATE');
   });
 
+  it('on a taken fixed port, the stand-ins stop with one line naming the port and --any-ports', async () => {
+    // The first fixed port they take is the SMTP server's; held here unless something else holds it already.
+    const holder = createServer();
+    await new Promise<void>((resolve) => {
+      holder.once('error', () => resolve());
+      holder.listen(1025, '127.0.0.1', resolve);
+    });
+    try {
+      // Built by the start above; a start that wrongly succeeds is ended by the timeout.
+      const run = await runProgram(
+        process.execPath,
+        [join(projectRoot, 'dist', 'test', 'stand-ins', 'main.js'), '--dir', join(dir, 'taken')],
+        { env: { PATH: process.env.PATH }, timeoutMs: 60_000 },
+      );
+      expect(run.code).toBe(1);
+      expect(run.stderr).toBe(
+        'stand-ins: port 1025 (the SMTP mail server) is taken; run with --any-ports to pick free ports: ' +
+          'npm run dev:stand-ins -- --any-ports\n',
+      );
+    } finally {
+      holder.close();
+    }
+  });
+
+  /** The block run by bash as pasted (no shell options of its own), with `jq` as jq 1.6 behaves. */
+  async function runBlock(mail: string, after = '') {
+    const script = managedBlock(readFileSync(join(projectRoot, 'README.md'), 'utf8'));
+    const work = mkdtempSync(join(dir, 'checkout-'));
+    const entries = ['package.json', 'dist', 'examples'];
+    for (const entry of entries) symlinkSync(join(projectRoot, entry), join(work, entry));
+    const temp = mkdtempSync(join(dir, 'tmp-'));
+    const run = await runProgram('bash', ['-c', script + after], {
+      cwd: work,
+      env: {
+        PATH: `${jq16.bin}:${process.env.PATH}`,
+        HOME: process.env.HOME,
+        SDF_URL: baseUrl,
+        MAIL_URL: mail,
+        TMPDIR: temp,
+      },
+      timeoutMs: 150_000,
+    });
+    expect(readdirSync(work).sort()).toEqual([...entries].sort());
+    const outs = (file: string) => readdirSync(temp).filter((name) => existsSync(join(temp, name, file)));
+    return { ...run, outs };
+  }
+
   it(
-    "runs the README's managed block as written: sign-up mail, verification, sign-in, key, upload, sign",
-    {
-      timeout: 180_000,
-    },
+    "runs the README's managed block as pasted, with jq 1.6 and a fresh mailbox: sign-up mail, verification, sign-in, key, upload, sign",
+    { timeout: 180_000 },
     async () => {
-      const script = managedBlock(readFileSync(join(projectRoot, 'README.md'), 'utf8'));
-      const work = mkdtempSync(join(dir, 'checkout-'));
-      const entries = ['package.json', 'dist', 'examples'];
-      for (const entry of entries) symlinkSync(join(projectRoot, entry), join(work, entry));
-      const temp = mkdtempSync(join(dir, 'tmp-'));
-      const run = await runProgram('bash', ['-e', '-o', 'pipefail', '-c', script], {
-        cwd: work,
-        env: { PATH: process.env.PATH, HOME: process.env.HOME, SDF_URL: baseUrl, MAIL_URL: mailUrl, TMPDIR: temp },
-        timeoutMs: 150_000,
-      });
-      expect(run.code, run.stdout + run.stderr).toBe(0);
-      expect(run.stdout.match(/VALID, trusted/g)).toHaveLength(1);
+      // Fresh: nothing in the mailbox yet, and its first answers to "latest" are 404 however fast the
+      // mail is (a loopback server in front of the mail page holds the mail back for three polls).
+      expect(await mails()).toEqual([]);
+      const late = await lateMailbox(mailUrl, 3);
+      try {
+        const run = await runBlock(late.url);
+        expect(run.code, run.stdout + run.stderr).toBe(0);
+        expect(run.stdout.match(/VALID, trusted/g)).toHaveLength(1);
+        expect(run.stderr).toBe('');
+        expect(late.notFound()).toBe(3);
+        // jq met the empty answers and, as 1.6 does, called them a success: the block did not.
+        expect(jq16.emptyInputs()).toBeGreaterThanOrEqual(3);
+        expect(run.outs('signed.sdf')).toHaveLength(1);
+      } finally {
+        await late.close();
+      }
       // The verification mail went through the stand-ins' SMTP server to the address that signed up.
       const received = await mails();
       expect(received.map((m) => [m.To[0].Address, m.Subject])).toContainEqual([
         'owner@acme.example',
         'Confirm your email address',
       ]);
-      expect(readdirSync(work).sort()).toEqual([...entries].sort());
-      const outs = readdirSync(temp).filter((name) => existsSync(join(temp, name, 'signed.sdf')));
-      expect(outs).toHaveLength(1);
+    },
+  );
+
+  it(
+    'a failing step stops the block there, and the shell it was pasted into goes on',
+    { timeout: 60_000 },
+    async () => {
+      const before = (await mails()).length;
+      // Run again unchanged, the slug is taken: sign-up answers 409 and nothing after it runs.
+      const run = await runBlock(mailUrl, '\necho "shell still open after $?"\n');
+      expect(run.code).toBe(0);
+      expect(run.stderr).toBe('curl: (22) The requested URL returned error: 409\n');
+      expect(run.stdout).toBe('true\nshell still open after 22\n');
+      expect(run.outs('invoice.sdf')).toEqual([]);
+      expect((await mails()).length).toBe(before);
     },
   );
 
