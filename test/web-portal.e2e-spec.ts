@@ -586,4 +586,24 @@ describe('the managed deployment in the web front end: mailed links, account sig
       await probe.close();
     }
   });
+
+  it('sign up with an address that has an account: the same "check your mail" page, and the owner is mailed', async () => {
+    const owner = await register(t);
+    const taken = owner.email.toUpperCase();
+    const probe = await openProbe(browser, { width: 375 });
+    try {
+      const { page } = probe;
+      await page.goto(`${base}/app/sign-up`);
+      await page.getByLabel('Organisation name').fill(`Second ${Date.now()}`);
+      await page.getByLabel('Your email address').fill(taken);
+      await page.getByLabel('Password').fill(PASSWORD);
+      await page.getByRole('button', { name: 'Create the organisation' }).click();
+      await page.getByRole('heading', { name: 'Check your mail' }).waitFor();
+      expect(await page.getByTestId('signed-up').innerText()).toContain(`We sent a mail to ${taken}.`);
+      expect((await mailTo(smtp, owner.email, 2)).subject).toBe('Someone tried to sign up with your address');
+      expect(probe.problems).toEqual([]);
+    } finally {
+      await probe.close();
+    }
+  });
 });
