@@ -7,6 +7,7 @@ import type { Server } from 'node:http';
 import helmet from 'helmet';
 import { AppModule, type AppOverrides } from './app.module.js';
 import { contentSecurityPolicy } from './common/content-security-policy.js';
+import { requestBodyGuard } from './common/request-body.js';
 import { webApp } from './web/web-app.js';
 import { JsonTooDeepError, MAX_JSON_BODY_DEPTH, jsonDepthExceeds } from './common/json-depth.js';
 import { JsonLogger } from './common/logger.js';
@@ -129,6 +130,9 @@ export async function createApp(
   );
   app.disable('x-powered-by');
   applyServerTimeouts(app.getHttpServer() as Server, config);
+  // Before anything reads a body: a refusal given before the body is in closes the connection, and a
+  // body that trickles is cut, on every route (JSON and multipart alike).
+  app.use(requestBodyGuard({ windowMs: config.env.UPLOAD_BODY_STALL_MS, minBytes: config.env.UPLOAD_BODY_MIN_BYTES }));
   app.use(helmet({ contentSecurityPolicy: false }));
   app.use(contentSecurityPolicy());
   app.use(requestScope(logger));

@@ -14,37 +14,60 @@ import { waitUntil } from './helpers/wait.js';
 const BOUNDARY = 'sdf-slow-boundary';
 
 /**
- * A raw client uploading a (never finished) file: the request head and the start of the multipart part,
- * then `bytes` more every `everyMs`. `response` is what the server sent once the connection ended.
+ * A raw client sending a request whose body never ends: the request head and `first`, then `bytes` more
+ * every `everyMs`. `response` is what the server sent once the connection ended; `answeredAt` and
+ * `closedAt` when its first bytes came and when the connection ended.
  */
-function slowUpload(port: number, apiKey: string, bytes: number, everyMs: number) {
+function slowRequest(port: number, head: string, first: string, bytes: number, everyMs: number) {
   const socket = net.connect(port, '127.0.0.1');
   let received = '';
+  const times = { answeredAt: 0, closedAt: 0 };
   const response = new Promise<string>((resolve) => {
-    socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
-    socket.on('close', () => resolve(received));
+    socket.on('data', (chunk: Buffer) => {
+      times.answeredAt ||= Date.now();
+      received += chunk.toString('latin1');
+    });
+    socket.on('close', () => {
+      times.closedAt = Date.now();
+      resolve(received);
+    });
     socket.on('error', () => undefined);
   });
-  const part =
-    `--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="slow.sdf"\r\n` +
-    'Content-Type: application/octet-stream\r\n\r\nPK';
-  socket.write(
-    `POST /upload HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: ${apiKey}\r\n` +
-      `Content-Type: multipart/form-data; boundary=${BOUNDARY}\r\nContent-Length: ${10 * 1024 * 1024}\r\n\r\n` +
-      part,
-  );
+  socket.write(head + first);
   const timer = setInterval(() => {
     if (!socket.destroyed) socket.write(Buffer.alloc(bytes, 0x41));
   }, everyMs);
   socket.on('close', () => clearInterval(timer));
   return {
     response,
+    times,
     /** The client goes away mid-body. */
     disconnect: () => {
       clearInterval(timer);
       socket.destroy();
     },
   };
+}
+
+/** A raw client uploading a (never finished) file on POST /upload. */
+function slowUpload(port: number, apiKey: string, bytes: number, everyMs: number) {
+  const part =
+    `--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="slow.sdf"\r\n` +
+    'Content-Type: application/octet-stream\r\n\r\nPK';
+  const head =
+    `POST /upload HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: ${apiKey}\r\n` +
+    `Content-Type: multipart/form-data; boundary=${BOUNDARY}\r\nContent-Length: ${10 * 1024 * 1024}\r\n\r\n`;
+  return slowRequest(port, head, part, bytes, everyMs);
+}
+
+/** The status line, the headers (lower-case names) and the parsed body of a raw answer. */
+function parseAnswer(raw: string) {
+  const [head, body] = [raw.slice(0, raw.indexOf('\r\n\r\n')), raw.slice(raw.indexOf('\r\n\r\n') + 4)];
+  const [status, ...lines] = head.split('\r\n');
+  const headers = Object.fromEntries(
+    lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]),
+  );
+  return { status, headers, body: JSON.parse(body) as { error: unknown } };
 }
 
 async function listen(t: TestApp): Promise<number> {
@@ -109,6 +132,22 @@ describe('uploads in flight per tenant, across API processes, and stalled bodies
         expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
       }
     }
+    // A refused body that is still arriving is not read on: the answer says so and the connection is
+    // closed as soon as it has gone out (not held, reading a byte a second, until the request time-out).
+    const third = slowUpload(ports.b, busy.apiKey, 1, 1000);
+    const raw = await waitUntil(
+      () => Promise.race([third.response, new Promise<null>((r) => setTimeout(() => r(null), 100))]),
+      'the refused connection closed',
+      10_000,
+    );
+    third.disconnect();
+    const answer = parseAnswer(raw);
+    expect(answer.status).toMatch(/^HTTP\/1\.1 429 /);
+    expect(answer.headers.connection).toBe('close');
+    expect(answer.body.error).toMatchObject({ code: 'RATE_LIMITED' });
+    // Measured from the answer's arrival: the close follows it at once (well under a second here).
+    expect(third.times.closedAt - third.times.answeredAt).toBeLessThan(2_000);
+
     // Another tenant is not held back by them.
     await upload(b, other.apiKey, archive).expect(201);
     await upload(a, other.apiKey, archive).expect(201);
@@ -135,17 +174,43 @@ describe('uploads in flight per tenant, across API processes, and stalled bodies
     );
     // The server closed it (within 10 s: the stall rule, not the 60 s idle or 600 s request time-out).
     trickle.disconnect();
-    expect(received).toMatch(/^HTTP\/1\.1 408 /);
-    expect(received).toMatch(/\r\nConnection: close\r\n/i);
-    const body = JSON.parse(received.slice(received.indexOf('\r\n\r\n') + 4)) as { error: { code: string } };
-    expect(body.error).toEqual({
+    const answer = parseAnswer(received);
+    expect(answer.status).toMatch(/^HTTP\/1\.1 408 /);
+    expect(answer.headers.connection).toBe('close');
+    expect(answer.body.error).toEqual({
       code: 'REQUEST_TIMEOUT',
-      message: 'The upload body stalled: less than 256 bytes arrived in 1500 ms',
-      details: [{ path: '/file', message: 'must arrive at 256 bytes per 1500 ms at least' }],
+      message: 'The request body stalled: less than 256 bytes arrived in 1500 ms',
+      details: [{ path: '', message: 'must arrive at 256 bytes per 1500 ms at least' }],
     });
     await waitUntil(async () => (await inFlight(tenant)) === 0, 'the slot given back', 5_000);
     await waitUntil(() => spoolFiles().length === 0, 'no spool file left', 5_000);
     expect(await rowsOf(tenant)).toBe(0);
     expect(storedFiles(a, tenant.id)).toEqual([]);
+  });
+
+  it('cuts a JSON body that trickles on a tenant route the same way, before any handler sees it', async () => {
+    const tenant = await createTenant(a);
+    const head =
+      `POST /webhooks HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: ${tenant.apiKey}\r\n` +
+      'Content-Type: application/json\r\nContent-Length: 2000\r\n\r\n';
+    const started = Date.now();
+    const trickle = slowRequest(ports.a, head, '{"url": "https://example.com/', 1, 1000);
+    const received = await waitUntil(
+      () => Promise.race([trickle.response, new Promise<null>((r) => setTimeout(() => r(null), 100))]),
+      'the connection cut',
+      10_000,
+    );
+    trickle.disconnect();
+    const answer = parseAnswer(received);
+    expect(answer.status).toMatch(/^HTTP\/1\.1 408 /);
+    expect(answer.headers.connection).toBe('close');
+    expect(answer.body.error).toMatchObject({
+      code: 'REQUEST_TIMEOUT',
+      message: 'The request body stalled: less than 256 bytes arrived in 1500 ms',
+    });
+    // Cut after the stall window, not before it.
+    expect(trickle.times.answeredAt - started).toBeGreaterThanOrEqual(1_400);
+    const hooks = await countRows(a, `SELECT count(*) AS n FROM webhooks WHERE tenant_id = $1`, [tenant.id]);
+    expect(hooks).toBe(0);
   });
 });

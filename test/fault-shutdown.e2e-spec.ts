@@ -68,7 +68,7 @@ function uploadSlowly(port: number, apiKey: string, archive: Buffer, chunks: num
   return { outcome, started: () => started };
 }
 
-describe('SIGTERM: a bounded drain, exit 0, and temporary files of a dead process gone at start', () => {
+describe('SIGTERM: a bounded drain, exit 0; what an API process killed leaves, and how soon it goes', () => {
   let cluster: ServiceCluster;
   let worker: ServiceProcess;
   let tenant: { id: string; apiKey: string };
@@ -109,6 +109,8 @@ describe('SIGTERM: a bounded drain, exit 0, and temporary files of a dead proces
     for (const a of answered) expect(a.status).toBe(201);
     expect((await slow.outcome).kind).toBe('cut');
     expect(late).toEqual({ kind: 'refused' });
+    // The cut upload's spool file went with the process that cut it (not left to a later sweep).
+    expect(cluster.temporaryFiles().filter((f) => f.name.endsWith('.part'))).toEqual([]);
 
     const began = api.logs.find((l) => l.msg === 'shutdown began');
     const done = api.logs.find((l) => l.msg === 'shutdown complete');
@@ -160,5 +162,27 @@ describe('SIGTERM: a bounded drain, exit 0, and temporary files of a dead proces
     const next = await cluster.start('api');
     expect(cluster.temporaryFiles().map((f) => f.name)).toEqual([join(`1@another-${hostname()}`, 'upload.part')]);
     expect(next.logs.find((l) => l.msg === 'stale temporary files removed')).toMatchObject({ count: left.length });
+  }, 60_000);
+
+  it("an API process killed holding a tenant's upload slots: the slots are free again within UPLOAD_SLOT_LEASE_MS", async () => {
+    const env = { UPLOADS_IN_FLIGHT_PER_TENANT: '2', UPLOAD_SLOT_LEASE_MS: '3000' };
+    const [doomed, other] = await Promise.all([cluster.start('api', env), cluster.start('api', env)]);
+    const holder = await cluster.createTenant(other);
+    const validate = async () =>
+      (await other.http().post('/validate').set('X-API-Key', holder.apiKey).attach('file', archives[3]!, 'f.sdf'))
+        .status;
+    // Two uploads that would take a minute hold both slots of the tenant, on the process to be killed.
+    const held = [0, 1].map(() => uploadSlowly(doomed.port!, holder.apiKey, archives[4]!, 600, 100));
+    // Both bodies are being spooled (so both hold a slot) before the other process is asked.
+    const spooled = () => cluster.temporaryFiles().filter((f) => f.name.endsWith('.part')).length;
+    await waitUntil(() => spooled() === 2, 'both uploads spooling', 10_000);
+    expect(await validate()).toBe(429);
+
+    const killedAt = Date.now();
+    await doomed.kill();
+    await Promise.all(held.map((h) => h.outcome));
+    await waitUntil(async () => (await validate()) === 200, 'a slot free again', 20_000);
+    // The lease (3 s) lapses without its heartbeat; measured with room for a loaded machine.
+    expect(Date.now() - killedAt).toBeLessThan(8_000);
   }, 60_000);
 });

@@ -134,8 +134,12 @@ export const envSchema = z.object({
   // Upload bodies (POST /upload, /sdf, /validate) one tenant may have in flight at once, across every API
   // process (counted in Redis); beyond it 429 RATE_LIMITED with Retry-After.
   UPLOADS_IN_FLIGHT_PER_TENANT: positiveInt.default(16),
-  // A stalled upload body: in every window of UPLOAD_BODY_STALL_MS at least UPLOAD_BODY_MIN_BYTES must
-  // arrive, else the upload is cut (408, connection closed, nothing kept). Headers: HTTP_HEADERS_TIMEOUT_MS.
+  // An upload's entry in that count lasts this long unless its process renews it (every third of it): the
+  // slots of an API process that died (SIGKILL, OOM) are free again within this time.
+  UPLOAD_SLOT_LEASE_MS: positiveInt.min(300, 'must be at least 300').default(15_000),
+  // A stalled request body, on every route (uploads and JSON alike): in every window of UPLOAD_BODY_STALL_MS
+  // at least UPLOAD_BODY_MIN_BYTES must arrive, else the request is cut (408, connection closed, nothing
+  // kept). Headers: HTTP_HEADERS_TIMEOUT_MS.
   UPLOAD_BODY_STALL_MS: positiveInt.default(10_000),
   UPLOAD_BODY_MIN_BYTES: positiveInt.default(10 * 1024),
 

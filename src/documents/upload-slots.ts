@@ -7,8 +7,8 @@ import { RedisService } from '../redis/redis.module.js';
 import { isInfrastructureError } from '../common/infrastructure-errors.js';
 
 // Per tenant: a sorted set of the uploads in flight (score = when the entry's lease ends, Redis clock).
-// Every process renews the leases of its own uploads while they run, so an entry outlives its request
-// only when the process died holding it, and then by one lease at most.
+// Every process renews the leases of its own uploads while they run (its heartbeat), so an entry outlives
+// its request only when the process died holding it, and then by one lease (UPLOAD_SLOT_LEASE_MS) at most.
 const ACQUIRE = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -28,9 +28,6 @@ local lease = tonumber(ARGV[1])
 for i = 2, #ARGV do redis.call('ZADD', KEYS[1], 'XX', now + lease, ARGV[i]) end
 redis.call('PEXPIRE', KEYS[1], lease)
 `;
-
-/** How long an entry lasts unless its process renews it; renewed every third of that. */
-export const UPLOAD_SLOT_LEASE_MS = 60_000;
 
 /** Retry-After of a refused upload: uploads end within seconds on a sane link. */
 const RETRY_AFTER_SECONDS = 5;
@@ -70,11 +67,17 @@ export class UploadSlots implements OnModuleInit, OnApplicationShutdown {
   }
 
   onModuleInit(): void {
-    this.renewer.start(UPLOAD_SLOT_LEASE_MS / 3);
+    // Renewed every third of the lease: two renewals may fail (a Redis blip) before a live upload's entry lapses.
+    this.renewer.start(Math.floor(this.leaseMs / 3));
   }
 
   async onApplicationShutdown(): Promise<void> {
     await this.renewer.stop();
+  }
+
+  /** How long an entry lasts unless its process renews it. */
+  private get leaseMs(): number {
+    return this.config.env.UPLOAD_SLOT_LEASE_MS;
   }
 
   get limit(): number {
@@ -89,7 +92,7 @@ export class UploadSlots implements OnModuleInit, OnApplicationShutdown {
   async run<T>(tenantId: string, gone: (release: () => void) => void, work: () => Promise<T>): Promise<T> {
     const key = this.key(tenantId);
     const member = randomUUID();
-    const ok = await this.acquireScript(key, member, String(this.limit), String(UPLOAD_SLOT_LEASE_MS));
+    const ok = await this.acquireScript(key, member, String(this.limit), String(this.leaseMs));
     if (ok !== 1) throw tooManyUploads(this.limit);
     const mine = this.held.get(tenantId) ?? new Set<string>();
     this.held.set(tenantId, mine.add(member));
@@ -128,7 +131,7 @@ export class UploadSlots implements OnModuleInit, OnApplicationShutdown {
 
   private async renew(): Promise<void> {
     for (const [tenantId, members] of this.held) {
-      if (members.size) await this.renewScript(this.key(tenantId), String(UPLOAD_SLOT_LEASE_MS), ...members);
+      if (members.size) await this.renewScript(this.key(tenantId), String(this.leaseMs), ...members);
     }
   }
 

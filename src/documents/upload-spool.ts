@@ -28,8 +28,21 @@ export interface SpoolOptions {
   field?: string;
   /** fsync the file before closing it, for a file that is to be stored (moved into storage as it is). */
   durable?: boolean;
-  /** A body that delivers less than `minBytes` in any window of `windowMs` is cut (408, connection closed). */
-  stall?: { windowMs: number; minBytes: number };
+}
+
+/** This process's spool files not yet moved into storage nor removed. */
+const spooling = new Set<string>();
+
+/**
+ * Removes this process's spool files that are still there: at shutdown, after the requests still running
+ * were cut, so that a process stopped mid-upload leaves none behind (a killed one leaves them to the
+ * next start's sweep of temporary files).
+ */
+export async function removeSpoolFiles(): Promise<number> {
+  const paths = [...spooling];
+  spooling.clear();
+  await Promise.all(paths.map((path) => unlink(path).catch(() => undefined)));
+  return paths.length;
 }
 
 /** Multipart framing around the file never comes near this; a declared length beyond it cannot fit. */
@@ -39,15 +52,6 @@ export function payloadTooLarge(maxBytes: number): AppError {
   return AppError.of('PAYLOAD_TOO_LARGE', `The file exceeds the maximum size of ${maxBytes} bytes`, [
     { path: '/file', message: `must be at most ${maxBytes} bytes` },
   ]);
-}
-
-export function bodyStalled(stall: { windowMs: number; minBytes: number }): AppError {
-  const error = AppError.of(
-    'REQUEST_TIMEOUT',
-    `The upload body stalled: less than ${stall.minBytes} bytes arrived in ${stall.windowMs} ms`,
-    [{ path: '/file', message: `must arrive at ${stall.minBytes} bytes per ${stall.windowMs} ms at least` }],
-  );
-  return new AppError(error.status, error.code, error.message, error.details, { Connection: 'close' });
 }
 
 /**
@@ -76,9 +80,11 @@ export async function spoolUpload(req: Request, options: SpoolOptions): Promise<
   const dir = options.tmpDir ?? tmpdir();
   const path = join(dir, `sdf-upload-${randomBytes(16).toString('hex')}.part`);
   const handle = await createPrivateFile(path);
+  spooling.add(path);
   let moved = false;
   const discard = async () => {
     if (moved) return;
+    spooling.delete(path);
     await unlink(path).catch((err: unknown) => {
       // Never written.
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
@@ -97,38 +103,26 @@ export async function spoolUpload(req: Request, options: SpoolOptions): Promise<
       }
       let writing: Promise<SpooledFile> | undefined;
       let settled = false;
-      let watch: NodeJS.Timeout | undefined;
       const fail = (err: unknown) => {
         if (settled) return;
         settled = true;
-        clearInterval(watch);
         req.unpipe(parser);
         req.resume();
         reject(err);
       };
-      if (options.stall) {
-        // A body that trickles (a byte a second holds the connection, the spool file and the tenant's
-        // upload slot for the whole request time-out) is cut: answered 408, then the connection is closed
-        // instead of reading the rest, and the partial file goes like any refused one.
-        const stall = options.stall;
-        let received = 0;
-        let seen = 0;
-        req.on('data', (chunk: Buffer) => {
-          received += chunk.length;
-        });
-        req.once('end', () => clearInterval(watch));
-        watch = setInterval(() => {
-          if (received - seen >= stall.minBytes) {
-            seen = received;
-            return;
-          }
-          req.res?.once('finish', () => req.socket.destroy());
-          fail(bodyStalled(stall));
-          parser.destroy();
-          req.pause();
-        }, stall.windowMs);
-        watch.unref();
+      // A body cut before it was all read (the client went, the stall rule of request-body.ts, a shutdown
+      // that cuts the requests still running) ends the spool, whether it went before or after this point.
+      const cut = () => {
+        fail(AppError.badRequest('Upload aborted by the client'));
+        parser.destroy();
+      };
+      if (req.destroyed) {
+        cut();
+        return;
       }
+      req.once('close', () => {
+        if (!req.complete) cut();
+      });
 
       parser.on('file', (name, stream, info) => {
         if (name !== field || writing) {
@@ -143,6 +137,7 @@ export async function spoolUpload(req: Request, options: SpoolOptions): Promise<
           synced,
           moved: () => {
             moved = true;
+            spooling.delete(path);
           },
           discard,
         }));
@@ -159,12 +154,11 @@ export async function spoolUpload(req: Request, options: SpoolOptions): Promise<
         writing.then((file) => {
           if (settled) return;
           settled = true;
-          clearInterval(watch);
           resolve(file);
         }, fail);
       });
       parser.on('error', () => fail(AppError.badRequest('Malformed multipart body')));
-      req.on('aborted', () => fail(AppError.badRequest('Upload aborted by the client')));
+      req.on('aborted', cut);
       req.pipe(parser);
     });
   } catch (err) {

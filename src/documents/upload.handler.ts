@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { TenantAuth } from '../auth/auth-context.js';
 import { DiskOutages } from '../common/disk-outages.js';
@@ -11,7 +11,7 @@ import { DocumentsService, type Actor } from './documents.service.js';
 import { DocumentDto } from './dto/document.dto.js';
 import type { ValidateFailedDto, ValidateOkDto } from './dto/validate-result.dto.js';
 import type { SdfDocument } from './entities/document.entity.js';
-import { spoolUpload, type SpooledFile } from './upload-spool.js';
+import { removeSpoolFiles, spoolUpload, type SpooledFile } from './upload-spool.js';
 import { UploadSlots } from './upload-slots.js';
 import { ValidationExtensions } from './validation-extensions.js';
 import { ValidationPoolService } from './validation-pool.service.js';
@@ -30,7 +30,9 @@ export function checkIdempotencyKey(key: string | undefined): string | null {
 
 /** The HTTP side of file uploads: spool the body (never in memory), hand the file on, always clean up. */
 @Injectable()
-export class UploadHandler {
+export class UploadHandler implements OnApplicationShutdown {
+  private readonly logger = new Logger('UploadHandler');
+
   constructor(
     @Inject(AppConfig) private readonly config: AppConfig,
     @Inject(STORAGE_DRIVER) private readonly storage: StorageDriver,
@@ -40,6 +42,12 @@ export class UploadHandler {
     private readonly slots: UploadSlots,
     private readonly metering: UsageMetering,
   ) {}
+
+  /** The shutdown has cut the uploads still running by now: their spool files go with this process. */
+  async onApplicationShutdown(): Promise<void> {
+    const removed = await removeSpoolFiles();
+    if (removed) this.logger.log({ msg: 'spool files of cut uploads removed', count: removed });
+  }
 
   /**
    * `store`: the file is to be stored, so it is flushed to disk as it is written (then moved into place).
@@ -61,7 +69,6 @@ export class UploadHandler {
         // Beside the stored files unless configured, so storing the upload moves it instead of copying it.
         tmpDir: env.UPLOAD_TMP_DIR ?? this.storage.spoolDir?.(),
         durable: store,
-        stall: { windowMs: env.UPLOAD_BODY_STALL_MS, minBytes: env.UPLOAD_BODY_MIN_BYTES },
       });
       try {
         const result = await use(file);

@@ -97,8 +97,8 @@ const ERROR_CASES = {
   bodyStalled: {
     name: 'body_stalled',
     code: 'REQUEST_TIMEOUT',
-    message: 'The upload body stalled: less than 10240 bytes arrived in 10000 ms',
-    details: [{ path: '/file', message: 'must arrive at 10240 bytes per 10000 ms at least' }],
+    message: 'The request body stalled: less than 10240 bytes arrived in 10000 ms',
+    details: [{ path: '', message: 'must arrive at 10240 bytes per 10000 ms at least' }],
   },
   bodyTooLarge: { name: 'body_too_large', code: 'PAYLOAD_TOO_LARGE', message: 'Request body is too large' },
   fileTooLarge: {
