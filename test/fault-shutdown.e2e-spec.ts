@@ -174,7 +174,9 @@ describe('SIGTERM: a bounded drain, exit 0; what an API process killed leaves, a
     // Two uploads that would take a minute hold both slots of the tenant, on the process to be killed.
     const held = [0, 1].map(() => uploadSlowly(doomed.port!, holder.apiKey, archives[4]!, 600, 100));
     // Both bodies are being spooled (so both hold a slot) before the other process is asked.
-    const spooled = () => cluster.temporaryFiles().filter((f) => f.name.endsWith('.part')).length;
+    const spooled = () =>
+      cluster.temporaryFiles().filter((f) => f.name.startsWith(`${doomed.child.pid}@`) && f.name.endsWith('.part'))
+        .length;
     await waitUntil(() => spooled() === 2, 'both uploads spooling', 10_000);
     expect(await validate()).toBe(429);
 
