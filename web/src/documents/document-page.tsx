@@ -38,7 +38,9 @@ export function DocumentPage({ id }: { id: string }) {
   const slug = tenant.data?.tenant.slug;
 
   const outcome = useQuery({
-    queryKey: ['document-outcome', id, bytes.data, slug],
+    // The bytes are named by when they arrived, never put in the key themselves: a key is hashed as JSON,
+    // and a file's bytes as JSON are one key per byte (seconds of the page's time for a 1 MB file).
+    queryKey: ['document-outcome', id, bytes.dataUpdatedAt, slug],
     enabled: bytes.data !== undefined,
     queryFn: async () => {
       const trustedKeys = slug
