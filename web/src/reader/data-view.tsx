@@ -1,91 +1,279 @@
-import { useState } from 'react';
-import { currencyOf, formatAmount, formatScalar, humanKey } from '../format.js';
+import { createContext, useContext, useState, type ReactNode } from 'react';
+import { downloadBlob } from '../download.js';
+import { formatAmount, formatScalar, humanKey } from '../format.js';
+import { copyBlob, type DataClient } from './data-client.js';
+import { FIRST_PAGE, type DataNode, type Field, type Page, type Path, type Row } from './data-prepare.js';
 
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+/**
+ * data.json as a person reads it: fields, sections for nested objects, tables for lists, and the raw
+ * JSON. What is drawn stays bounded whatever the data: the worker sends long strings cut and big
+ * containers a page at a time (data-prepare.ts); the rest comes when asked for.
+ */
 
-const PAGE_ROWS = 100;
+const Client = createContext<DataClient | null>(null);
 
-function isObject(value: Json): value is { [key: string]: Json } {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+/** Children fetched per "Show more", and the most characters of one string ever drawn. */
+const MORE = 200;
+const TEXT_STEP = 5_000;
+const TEXT_MAX = 20_000;
+/** Characters of the indented JSON drawn. */
+const JSON_SHOWN = 20_000;
+/**
+ * The longest text put on the clipboard. Chromium writes it on the page's own thread, about 15 ms a
+ * million characters; longer values are offered as a download, which costs the page nothing.
+ */
+const COPY_MAX = 2_000_000;
 
-function isScalar(value: Json): value is null | boolean | number | string {
-  return value === null || typeof value !== 'object';
-}
+const count = (n: number): string => new Intl.NumberFormat().format(n);
 
-/** `{ amount, currency }`: one amount, shown as such wherever it appears. */
-export function isMoney(value: unknown): value is { amount: string | number; currency: string } {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-  const money = value as Record<string, unknown>;
-  const keys = Object.keys(money);
-  return (
-    keys.length === 2 &&
-    typeof money.currency === 'string' &&
-    (typeof money.amount === 'number' || (typeof money.amount === 'string' && /^-?\d+(\.\d+)?$/.test(money.amount)))
-  );
+function useClient(): DataClient {
+  const client = useContext(Client);
+  if (!client) throw new Error('the data view needs its client');
+  return client;
 }
 
 /** Shown on one line: scalars, lists of scalars, amounts. */
-function isSimple(value: Json): boolean {
-  return isScalar(value) || isMoney(value) || (Array.isArray(value) && value.every(isScalar));
+function isSimple(node: DataNode): boolean {
+  return node.t === 'scalar' || node.t === 'text' || node.t === 'money' || (node.t === 'list' && node.scalars);
 }
 
-/** Numbers and amounts line up on the right in tables. */
-function numeric(value: Json): boolean {
-  return typeof value === 'number';
+function numeric(node: DataNode | null): boolean {
+  return node?.t === 'money' || (node?.t === 'scalar' && typeof node.v === 'number');
 }
 
-function Scalar({ name, value, currency }: { name: string; value: Json; currency: string | null }) {
-  if (!isScalar(value)) return <Value name={name} value={value} currency={currency} depth={9} />;
-  return <>{formatScalar(name, value, currency)}</>;
+/** A copy, a download or a failure, said where it happened. */
+function useNotice(): [string, (text: string) => void] {
+  return useState('');
 }
 
-/** An array of objects as a table: one column per key that any row has, scalars only in the cells. */
-function Table({ name, rows, currency }: { name: string; rows: { [key: string]: Json }[]; currency: string | null }) {
-  const [shown, setShown] = useState(PAGE_ROWS);
-  const columns = [...new Set(rows.slice(0, 500).flatMap((row) => Object.keys(row)))];
+/** A string too long to draw: its start, more on request, and the whole of it to copy or download. */
+function CutText({ name, node }: { name: string; node: Extract<DataNode, { t: 'text' }> }) {
+  const client = useClient();
+  const [shown, setShown] = useState(node.v);
+  const [notice, setNotice] = useNotice();
+  const label = humanKey(name);
+  const more = () => {
+    client.text(node.path, Math.min(shown.length + TEXT_STEP, TEXT_MAX)).then(
+      (text) => text !== undefined && setShown(text),
+      (error: Error) => setNotice(`More could not be shown: ${error.message}.`),
+    );
+  };
+  const copy = () => {
+    copyBlob(client.blob(node.path)).then(
+      () => setNotice(`Copied all ${count(node.length)} characters.`),
+      (error: Error) => setNotice(`The value could not be copied (${error.message}); download it instead.`),
+    );
+  };
+  const save = () => {
+    client.blob(node.path).then(
+      (blob) => blob && downloadBlob(blob, `${name.slice(0, 60).replace(/[^\w.-]+/g, '_') || 'value'}.txt`),
+      (error: Error) => setNotice(`The value could not be downloaded: ${error.message}.`),
+    );
+  };
+  return (
+    <span className="cut-value">
+      <span className="cut-text">{shown}…</span>{' '}
+      <span className="muted">
+        ({count(shown.length)} of {count(node.length)} characters shown)
+      </span>{' '}
+      <span className="cut-actions">
+        {shown.length < Math.min(node.length, TEXT_MAX) && (
+          <button type="button" className="link-button" onClick={more}>
+            Show more<span className="visually-hidden"> of {label}</span>
+          </button>
+        )}
+        {node.length <= COPY_MAX ? (
+          <button type="button" className="link-button" onClick={copy}>
+            Copy the whole value<span className="visually-hidden"> of {label}</span>
+          </button>
+        ) : (
+          <span className="muted">Too long to copy from here.</span>
+        )}
+        <button type="button" className="link-button" onClick={save}>
+          Download the whole value<span className="visually-hidden"> of {label}</span>
+        </button>
+      </span>
+      <span role="status" className="cut-notice">
+        {notice}
+      </span>
+    </span>
+  );
+}
+
+function Scalar({ name, node, currency }: { name: string; node: DataNode; currency: string | null }) {
+  switch (node.t) {
+    case 'scalar':
+      return <>{formatScalar(name, node.v, currency)}</>;
+    case 'text':
+      return node.v.length === node.length ? (
+        <>{formatScalar(name, node.v, currency)}</>
+      ) : (
+        <CutText name={name} node={node} />
+      );
+    case 'money':
+      return <>{formatAmount(Number(node.amount), node.currency)}</>;
+    case 'object':
+    case 'list':
+    case 'table':
+      return <Container name={name} node={node} currency={currency} depth={9} />;
+  }
+}
+
+type ContainerNode = Extract<DataNode, { t: 'object' | 'list' | 'table' }>;
+
+function initialOf(node: ContainerNode): (Field | DataNode | Row)[] | undefined {
+  return node.t === 'object' ? node.page : node.t === 'list' ? node.page : node.rows;
+}
+
+function childrenOf(page: Page | undefined): (Field | DataNode | Row)[] {
+  if (!page) return [];
+  return page.t === 'fields' ? page.fields : page.t === 'items' ? page.items : page.rows;
+}
+
+/** A container's children as far as asked for: closed ones fetch their first page when opened. */
+function usePages(path: Path, initial: (Field | DataNode | Row)[] | undefined) {
+  const client = useClient();
+  const [children, setChildren] = useState(initial);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState('');
+  const load = (n: number) => {
+    setBusy(true);
+    const have = children ?? [];
+    client
+      .page(path, have.length, n)
+      .then(
+        (page) => setChildren([...have, ...childrenOf(page)]),
+        (failure: Error) => setError(`This part could not be shown: ${failure.message}.`),
+      )
+      .finally(() => setBusy(false));
+  };
+  return { children, busy, error, load };
+}
+
+function nounOf(node: ContainerNode, n: number): string {
+  const noun = node.t === 'object' ? 'field' : node.t === 'table' ? 'row' : 'item';
+  return `${count(n)} ${noun}${n === 1 ? '' : 's'}`;
+}
+
+/** An object, a list or a table, a page at a time; closed until opened when the worker left it so. */
+function Container({
+  name,
+  node,
+  currency,
+  depth,
+}: {
+  name: string;
+  node: ContainerNode;
+  currency: string | null;
+  depth: number;
+}) {
+  const { children, busy, error, load } = usePages(node.path, initialOf(node));
+  if (node.total === 0) return <>None</>;
+  const label = humanKey(name);
+  const step = node.t === 'table' ? MORE * 2.5 : MORE;
+  let body: ReactNode = null;
+  if (children) {
+    if (node.t === 'object') body = <Fields fields={children as Field[]} currency={node.currency} depth={depth + 1} />;
+    else if (node.t === 'table') body = <Table name={name} node={node} rows={children as Row[]} />;
+    else body = <List name={name} node={node} items={children as DataNode[]} currency={currency} depth={depth} />;
+  }
+  return (
+    <>
+      {body}
+      {children === undefined ? (
+        <button
+          type="button"
+          className="link-button"
+          aria-expanded="false"
+          disabled={busy}
+          onClick={() => load(FIRST_PAGE)}
+        >
+          Show the {nounOf(node, node.total)}
+          <span className="visually-hidden"> of {label}</span>
+        </button>
+      ) : (
+        children.length < node.total && (
+          <p className="more">
+            Showing {count(children.length)} of {nounOf(node, node.total)}.{' '}
+            <button type="button" className="link-button" disabled={busy} onClick={() => load(step)}>
+              Show {count(Math.min(step, node.total - children.length))} more
+              <span className="visually-hidden"> of {label}</span>
+            </button>
+          </p>
+        )
+      )}
+      {error && <span className="notice error">{error}</span>}
+    </>
+  );
+}
+
+function List({
+  name,
+  node,
+  items,
+  currency,
+  depth,
+}: {
+  name: string;
+  node: Extract<DataNode, { t: 'list' }>;
+  items: DataNode[];
+  currency: string | null;
+  depth: number;
+}) {
+  if (node.scalars) {
+    return (
+      <>
+        {items.map((item, index) => (
+          <span key={index}>
+            {index > 0 && ', '}
+            <Scalar name={name} node={item} currency={currency} />
+          </span>
+        ))}
+      </>
+    );
+  }
+  return (
+    <ol className="data-list">
+      {items.map((item, index) => (
+        <li key={index}>
+          <Value name={name} node={item} currency={currency} depth={depth + 1} />
+        </li>
+      ))}
+    </ol>
+  );
+}
+
+/** A list of objects as a table: one column per key of its first rows, scalars in the cells. */
+function Table({ name, node, rows }: { name: string; node: Extract<DataNode, { t: 'table' }>; rows: Row[] }) {
   return (
     <div className="table-scroll" tabIndex={0} role="region" aria-label={humanKey(name)}>
       <table className="data-table">
         <thead>
           <tr>
             <th scope="col">#</th>
-            {columns.map((column) => (
-              <th
-                scope="col"
-                key={column}
-                className={rows.some((r) => numeric(r[column] ?? null) || isMoney(r[column])) ? 'num' : undefined}
-              >
-                {humanKey(column)}
+            {node.columns.map((column, index) => (
+              <th scope="col" key={index} className={column.numeric ? 'num' : undefined}>
+                {humanKey(column.key)}
               </th>
             ))}
           </tr>
         </thead>
         <tbody>
-          {rows.slice(0, shown).map((row, index) => {
-            const rowCurrency = currencyOf(row, currency);
-            return (
-              <tr key={index}>
-                <td className="num">{index + 1}</td>
-                {columns.map((column) => {
-                  const cell = row[column] ?? null;
-                  return (
-                    <td key={column} className={numeric(cell) || isMoney(cell) ? 'num' : undefined}>
-                      {column in row ? <Scalar name={column} value={cell} currency={rowCurrency} /> : ''}
-                    </td>
-                  );
-                })}
-              </tr>
-            );
-          })}
+          {rows.map((row, index) => (
+            <tr key={index}>
+              <td className="num">{index + 1}</td>
+              {row.cells.map((cell, column) => (
+                <td key={column} className={numeric(cell) ? 'num' : undefined}>
+                  {cell && <Scalar name={node.columns[column]!.key} node={cell} currency={row.currency} />}
+                </td>
+              ))}
+            </tr>
+          ))}
         </tbody>
       </table>
-      {rows.length > shown && (
-        <p>
-          Showing {shown} of {rows.length} rows.{' '}
-          <button type="button" className="link-button" onClick={() => setShown(shown + PAGE_ROWS * 5)}>
-            Show more
-          </button>
+      {node.moreColumns > 0 && (
+        <p className="muted">
+          {count(node.moreColumns)} more columns are not shown; they are in the JSON below and in data.json.
         </p>
       )}
     </div>
@@ -94,98 +282,124 @@ function Table({ name, rows, currency }: { name: string; rows: { [key: string]: 
 
 function Value({
   name,
-  value,
+  node,
   currency,
   depth,
 }: {
   name: string;
-  value: Json;
+  node: DataNode;
   currency: string | null;
   depth: number;
 }) {
-  if (isScalar(value)) return <>{formatScalar(name, value, currency)}</>;
-  if (isMoney(value)) return <>{formatAmount(Number(value.amount), value.currency)}</>;
-  if (Array.isArray(value)) {
-    if (value.length === 0) return <>None</>;
-    if (value.every(isObject)) return <Table name={name} rows={value} currency={currency} />;
-    if (value.every(isScalar)) return <>{value.map((v) => formatScalar(name, v, currency)).join(', ')}</>;
-    return <pre className="json">{JSON.stringify(value, null, 2)}</pre>;
+  if (node.t === 'scalar' || node.t === 'text' || node.t === 'money') {
+    return <Scalar name={name} node={node} currency={currency} />;
   }
-  if (depth > 6) return <pre className="json">{JSON.stringify(value, null, 2)}</pre>;
-  return <Fields value={value} currency={currencyOf(value, currency)} depth={depth + 1} />;
+  return <Container name={name} node={node} currency={currency} depth={depth} />;
 }
 
-function Fields({
-  value,
-  currency,
-  depth,
-}: {
-  value: { [key: string]: Json };
-  currency: string | null;
-  depth: number;
-}) {
-  const entries = Object.entries(value);
-  const scalars = entries.filter(([, v]) => isSimple(v));
-  const groups = entries.filter(([, v]) => !isSimple(v));
+function Fields({ fields, currency, depth }: { fields: Field[]; currency: string | null; depth: number }) {
+  const scalars = fields.filter((field) => isSimple(field.node));
+  const groups = fields.filter((field) => !isSimple(field.node));
   const Heading = depth <= 1 ? 'h3' : 'h4';
+  const keyOf = (field: Field) =>
+    field.keyLength > field.key.length ? `${humanKey(field.key)}…` : humanKey(field.key);
   return (
     <>
       {scalars.length > 0 && (
         <dl className="fields">
-          {scalars.map(([key, v]) => (
-            <div key={key}>
-              <dt>{humanKey(key)}</dt>
-              <dd className={numeric(v) || isMoney(v) ? 'num' : undefined}>
-                <Value name={key} value={v} currency={currency} depth={depth} />
+          {scalars.map((field, index) => (
+            <div key={index} className={field.node.t === 'text' && field.node.length > 120 ? 'wide' : undefined}>
+              <dt>{keyOf(field)}</dt>
+              <dd className={numeric(field.node) ? 'num' : undefined}>
+                <Value name={field.key} node={field.node} currency={currency} depth={depth} />
               </dd>
             </div>
           ))}
         </dl>
       )}
-      {groups.map(([key, v]) => (
-        <section key={key} className="field-group">
-          <Heading>{humanKey(key)}</Heading>
-          <Value name={key} value={v} currency={currency} depth={depth} />
+      {groups.map((field, index) => (
+        <section key={index} className="field-group">
+          <Heading>{keyOf(field)}</Heading>
+          <Value name={field.key} node={field.node} currency={currency} depth={depth} />
         </section>
       ))}
     </>
   );
 }
 
-/** data.json as a person reads it: fields, sections for nested objects, tables for lists, and the raw JSON. */
-export function DataView({ data }: { data: unknown }) {
-  const value = data as Json;
+/** The data as indented JSON, drawn only once asked for and only its start; all of it to copy. */
+function RawJson() {
+  const client = useClient();
+  const [json, setJson] = useState<{ head: string; length: number } | null>(null);
+  const [notice, setNotice] = useNotice();
+  const copy = () => {
+    copyBlob(client.blob(null)).then(
+      () => setNotice(`Copied all ${count(json?.length ?? 0)} characters of JSON.`),
+      (error: Error) => setNotice(`The JSON could not be copied (${error.message}); download data.json instead.`),
+    );
+  };
   return (
-    <div className="data-view">
-      {isObject(value) ? (
-        <Fields value={value} currency={currencyOf(value, null)} depth={1} />
-      ) : (
-        <Value name="data" value={value} currency={null} depth={1} />
+    <details
+      className="raw"
+      onToggle={(event) => {
+        if ((event.currentTarget as HTMLDetailsElement).open && !json) {
+          client
+            .json(JSON_SHOWN)
+            .then(setJson, (error: Error) => setNotice(`The JSON could not be made: ${error.message}.`));
+        }
+      }}
+    >
+      <summary>Show the data as JSON</summary>
+      {json && (
+        <>
+          <pre className="json" tabIndex={0} aria-label="The data as JSON">
+            {json.head}
+            {json.head.length < json.length && '…'}
+          </pre>
+          {json.head.length < json.length && (
+            <p className="muted">
+              The first {count(json.head.length)} of {count(json.length)} characters are shown.
+            </p>
+          )}
+          {json.length <= COPY_MAX ? (
+            <button type="button" className="secondary" onClick={copy}>
+              Copy the JSON
+            </button>
+          ) : (
+            <button
+              type="button"
+              className="secondary"
+              onClick={() =>
+                client.blob(null).then(
+                  (blob) => blob && downloadBlob(blob, 'data.json'),
+                  (error: Error) => setNotice(`The JSON could not be downloaded: ${error.message}.`),
+                )
+              }
+            >
+              Download the JSON
+            </button>
+          )}
+        </>
       )}
-      <details className="raw">
-        <summary>Show the data as JSON</summary>
-        <pre className="json">{JSON.stringify(value, null, 2)}</pre>
-      </details>
-    </div>
+      <p role="status" className="cut-notice">
+        {notice}
+      </p>
+    </details>
   );
 }
 
-/** The few facts a person looks for first: what it is, its number, who issued it, the total. */
-export function summaryOf(data: unknown): { label: string; value: string }[] {
-  if (typeof data !== 'object' || data === null || Array.isArray(data)) return [];
-  const record = data as Record<string, unknown>;
-  const facts: { label: string; value: string }[] = [];
-  if (typeof record.document_type === 'string') facts.push({ label: 'Type', value: humanKey(record.document_type) });
-  const numberKey = Object.keys(record).find(
-    (key) => /(_number|_no|_ref|_id)$/.test(key) && typeof record[key] === 'string' && key !== 'document_type',
+/** data.json, prepared by its worker (data-client.ts). */
+export function DataView({ root, client }: { root: DataNode; client: DataClient }) {
+  return (
+    <Client.Provider value={client}>
+      <div className="data-view">
+        {root.t === 'object' ? (
+          <Container name="data" node={root} currency={root.currency} depth={0} />
+        ) : (
+          <Value name="data" node={root} currency={null} depth={1} />
+        )}
+        <RawJson />
+      </div>
+    </Client.Provider>
   );
-  if (numberKey) facts.push({ label: humanKey(numberKey), value: record[numberKey] as string });
-  const issuer = (record.issuer ?? record.seller ?? record.supplier) as Record<string, unknown> | undefined;
-  if (typeof issuer?.name === 'string') facts.push({ label: 'From', value: issuer.name });
-  const totals = record.totals as Record<string, unknown> | undefined;
-  const total = totals?.gross ?? totals?.total ?? record.total ?? record.gross_total ?? record.total_amount;
-  const currency = typeof record.currency === 'string' ? record.currency : null;
-  if (isMoney(total)) facts.push({ label: 'Total', value: formatAmount(Number(total.amount), total.currency) });
-  else if (typeof total === 'number') facts.push({ label: 'Total', value: formatAmount(total, currency) });
-  return facts;
 }

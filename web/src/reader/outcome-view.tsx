@@ -1,7 +1,8 @@
-import { useMemo, useState, type ReactNode } from 'react';
+import { useState, type ReactNode } from 'react';
 import { formatBytes, formatDateTime, formatScalar, humanKey } from '../format.js';
 import { download } from '../download.js';
-import { DataView, summaryOf } from './data-view.js';
+import { usePreparedData } from './data-client.js';
+import { DataView } from './data-view.js';
 import type { ReadOutcome } from './engine.js';
 import { PdfView } from './pdf-view.js';
 import { Verdict } from './verdict.js';
@@ -79,10 +80,8 @@ export function OutcomeView({
   const { result, entries } = outcome;
   const [tab, setTab] = useState<Tab>('document');
   const pdf = entries.get('visual.pdf');
-  const data = useMemo(
-    () => (result.checks.data === 'pass' ? parseJson(entries.get('data.json')) : undefined),
-    [entries, result],
-  );
+  // data.json is parsed and prepared in its own worker: a value of any size never holds this page up.
+  const data = usePreparedData(result.checks.data === 'pass' ? entries.get('data.json') : undefined);
   const meta = (result.meta ?? parseJson(entries.get('meta.json'))) as Record<string, unknown> | undefined;
   const signature = result.signature;
   const tabs: [Tab, string][] = [
@@ -96,9 +95,9 @@ export function OutcomeView({
   return (
     <div className="outcome">
       <Verdict result={result} trustedBy={trustedBy ?? null} />
-      {data !== undefined && summaryOf(data).length > 0 && (
+      {data.kind === 'ready' && data.summary.length > 0 && (
         <dl className="summary" data-testid="summary">
-          {summaryOf(data).map((fact) => (
+          {data.summary.map((fact) => (
             <div key={fact.label}>
               <dt>{fact.label}</dt>
               <dd>{fact.value}</dd>
@@ -121,8 +120,12 @@ export function OutcomeView({
             )}
           </Panel>
           <Panel id="data" current={tab}>
-            {data !== undefined ? (
-              <DataView data={data} />
+            {data.kind === 'ready' ? (
+              <DataView root={data.root} client={data.client} />
+            ) : data.kind === 'preparing' ? (
+              <p role="status">Preparing the data…</p>
+            ) : data.kind === 'failed' ? (
+              <p className="notice error">The data could not be shown: {data.message}.</p>
             ) : (
               <p className="notice">The data is not shown: data.json did not pass its checks, or they did not run.</p>
             )}

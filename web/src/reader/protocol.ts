@@ -1,4 +1,5 @@
 import type { CheckName, ValidationResult } from '../../../src/sdf/result.js';
+import type { DataNode, Fact } from './data-prepare.js';
 
 /** A public key of a JWKS, as the page fetched it. */
 export interface Jwk {
@@ -22,3 +23,21 @@ export type ReadMessage =
   | { type: 'stage'; stage: CheckName }
   | { type: 'done'; result: ValidationResult; archive: ArrayBuffer; entries: Entry[]; workerMs: number }
   | { type: 'crash'; message: string };
+
+/** Page -> data worker: data.json to prepare once, then questions about it by path (see data-prepare.ts). */
+export type DataRequest =
+  | { type: 'open'; bytes: ArrayBuffer }
+  | { id: number; type: 'page'; path: number[]; offset: number; count: number }
+  /** The first `end` characters of the string at `path`. */
+  | { id: number; type: 'text'; path: number[]; end: number }
+  /** The whole string at `path`, or the whole data as indented JSON (`path` null), as a Blob. */
+  | { id: number; type: 'blob'; path: number[] | null }
+  /** The first `limit` characters of the data as indented JSON, and its whole length. */
+  | { id: number; type: 'json'; limit: number };
+
+/** Data worker -> page. */
+export type DataMessage =
+  | { type: 'ready'; root: DataNode; summary: Fact[] }
+  | { type: 'failed'; message: string }
+  | { id: number; ok: true; value: unknown }
+  | { id: number; ok: false; message: string };
