@@ -1823,7 +1823,7 @@ export interface components {
             /**
              * @description Why a check is unavailable, for the checks that say: the storage disk full or read-only, or its free space below STORAGE_MIN_FREE_BYTES
              * @example {
-             *       "storage": "free space 52428800 bytes is below STORAGE_MIN_FREE_BYTES (104857600)"
+             *       "storage": "free space 52428800 bytes is below STORAGE_MIN_FREE_BYTES (268435456)"
              *     }
              */
             reasons?: Record<string, never>;
