@@ -314,7 +314,9 @@ export class AuthController {
     description:
       `The cookie variant of POST /v1/auth/refresh, for the pages at /app/: the refresh token lives in the ` +
       `HttpOnly, Secure, SameSite=Strict cookie ${SESSION_COOKIE} sent only to ${SESSION_PATH}/*, rotates on ` +
-      `every call (a reused one ends every session of its user, as with the JSON variant), and never reaches ` +
+      `every call (a reused one ends every session of its user, as with the JSON variant, but for the token ` +
+      `rotated last, presented again within SESSION_REFRESH_REPEAT_MS: that answers its successor once more, ` +
+      `for a page left while its renewal was under way), and never reaches ` +
       `the page's script. Right after a sign-in the page sends the refresh token once in the body, which moves ` +
       `it into the cookie. Every call must carry the ${SESSION_HEADER} header and, where the browser sends ` +
       `them, an Origin and Sec-Fetch-Site of this origin: the cookie alone is refused (400 without the header, ` +
@@ -346,7 +348,7 @@ export class AuthController {
     }
     let tokens: TokenPairDto;
     try {
-      tokens = await this.sessions.refresh(presented, client);
+      tokens = await this.sessions.refreshCookie(presented, client);
     } catch (error) {
       clearSessionCookie(res);
       throw error;

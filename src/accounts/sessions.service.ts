@@ -8,7 +8,7 @@ import { AppError } from '../common/errors.js';
 import { AppConfig } from '../config/app-config.js';
 import { Session } from './entities/session.entity.js';
 import { User } from './entities/user.entity.js';
-import { randomToken, sha256Hex } from './secrets.js';
+import { randomToken, sha256Hex, successorToken } from './secrets.js';
 
 export interface ClientInfo {
   ip: string | null;
@@ -25,8 +25,14 @@ export interface TokenPair {
 /**
  * Sessions (SDF-SPEC Session): each holds one refresh token (256-bit random, stored as SHA-256) with an
  * absolute expiry. A refresh revokes the session and creates its successor with the same expiry; a
- * revoked token presented again revokes every session of that user. Revocation reaches access tokens
+ * revoked token presented again revokes every session of that user (M1). Revocation reaches access tokens
  * through SessionRevocations, which the authentication step checks on every request.
+ *
+ * The web front end's cookie renewal may be cut off by a page load after the service rotated but before
+ * the browser stored the new cookie; the next page then presents the previous token. For that path only,
+ * `repeatWithinMs` answers the immediately previous token of a rotation, for that long after it, with its
+ * still active successor instead of taking it as a stolen copy. A successor's refresh token is an HMAC of
+ * its predecessor's (`successorToken`), so the service can answer it again without storing it.
  */
 @Injectable()
 export class SessionsService {
@@ -38,8 +44,13 @@ export class SessionsService {
   ) {}
 
   /** A new session and its tokens, inside the caller's transaction. */
-  async open(m: EntityManager, user: User, client: ClientInfo, expiresAt?: Date): Promise<TokenPair> {
-    const refresh = randomToken();
+  async open(
+    m: EntityManager,
+    user: User,
+    client: ClientInfo,
+    expiresAt?: Date,
+    refresh: string = randomToken(),
+  ): Promise<TokenPair> {
     const session = await m.save(
       m.create(Session, {
         tenant_id: user.tenant_id,
@@ -51,10 +62,14 @@ export class SessionsService {
         user_agent: client.userAgent?.slice(0, 512) ?? null,
       }),
     );
+    return this.pair(user, session.id, refresh);
+  }
+
+  private pair(user: User, sessionId: string, refresh: string): TokenPair {
     const ttl = this.config.tenantTokenTtlSeconds;
     const access = signTenantToken(
       this.config.secrets.jwtSecret,
-      { tenant_id: user.tenant_id, sub: user.id, sid: session.id, role: user.role, unverified: !user.email_verified },
+      { tenant_id: user.tenant_id, sub: user.id, sid: sessionId, role: user.role, unverified: !user.email_verified },
       ttl,
     );
     return { access_token: access, refresh_token: refresh, expires_in: ttl, token_type: 'Bearer' };
@@ -63,9 +78,12 @@ export class SessionsService {
   /**
    * Rotation. The conditional UPDATE is the race's referee: of two requests with one token, the
    * second waits on the row lock, then finds it revoked and takes the reuse path. So exactly one
-   * succeeds, and the reuse revokes the winner's new session too (the token was presented twice).
+   * succeeds, and the reuse revokes the winner's new session too (the token was presented twice) —
+   * unless `repeatWithinMs` is given (the cookie renewal): then a token rotated at most that long ago
+   * whose successor is still active is answered with that successor (a new access token, the same
+   * refresh token). Its successor already rotated, or the window passed: the reuse path as ever.
    */
-  async refresh(rawToken: string, client: ClientInfo): Promise<TokenPair> {
+  async refresh(rawToken: string, client: ClientInfo, repeatWithinMs = 0): Promise<TokenPair> {
     const hash = sha256Hex(rawToken);
     const outcome = await this.ds.transaction(async (m) => {
       const rows = (await m.query(
@@ -79,7 +97,8 @@ export class SessionsService {
         const user = await m.findOne(User, { where: { id: rotated.user_id, tenant_id: rotated.tenant_id } });
         if (!user) return { kind: 'refused' as const };
         await this.revocations.revoke([rotated.id]);
-        const tokens = await this.open(m, user, client, new Date(rotated.expires_at));
+        const successor = successorToken(this.config.secrets.jwtSecret, rawToken);
+        const tokens = await this.open(m, user, client, new Date(rotated.expires_at), successor);
         await this.audit.record(m, {
           tenantId: user.tenant_id,
           action: 'session.refresh',
@@ -91,6 +110,29 @@ export class SessionsService {
       }
       const known = await m.findOne(Session, { where: { refresh_token_hash: hash } });
       if (!known?.revoked_at) return { kind: 'refused' as const };
+      if (repeatWithinMs > 0) {
+        const successor = successorToken(this.config.secrets.jwtSecret, rawToken);
+        // The successor of this very token (its hash is bound to it), active, rotated from it moments ago.
+        const rows = (await m.query(
+          `SELECT s.id FROM sessions s
+            WHERE s.refresh_token_hash = $1 AND s.user_id = $2 AND s.revoked_at IS NULL AND s.expires_at > now()
+              AND $3::timestamptz > now() - make_interval(secs => $4::double precision / 1000)`,
+          [sha256Hex(successor), known.user_id, known.revoked_at, repeatWithinMs],
+        )) as { id: string }[];
+        const user = rows[0]
+          ? await m.findOne(User, { where: { id: known.user_id, tenant_id: known.tenant_id } })
+          : null;
+        if (rows[0] && user) {
+          await this.audit.record(m, {
+            tenantId: user.tenant_id,
+            action: 'session.refresh_repeat',
+            actor: `user:${user.id}`,
+            resourceId: known.id,
+            ipAddress: client.ip,
+          });
+          return { kind: 'ok' as const, tokens: this.pair(user, rows[0].id, successor) };
+        }
+      }
       // Presented after its rotation or revocation: someone else may hold it. End every session.
       const ended = await this.revokeAllOfUser(m, known.user_id);
       await this.audit.record(m, {
@@ -105,6 +147,11 @@ export class SessionsService {
     });
     if (outcome.kind === 'ok') return outcome.tokens;
     throw AppError.unauthorized('Invalid, expired or revoked refresh token');
+  }
+
+  /** The web front end's cookie renewal: a rotation that a page load cut off may be repeated (see refresh). */
+  refreshCookie(rawToken: string, client: ClientInfo): Promise<TokenPair> {
+    return this.refresh(rawToken, client, this.config.env.SESSION_REFRESH_REPEAT_MS);
   }
 
   /** The user's active sessions (neither revoked nor expired), the most recently used first. */

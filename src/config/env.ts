@@ -185,6 +185,9 @@ export const envSchema = z.object({
   AUTH_ROUTE_LIMIT_PER_ADDRESS: positiveInt.default(60),
   AUTH_ROUTE_WINDOW_SECONDS: positiveInt.default(60),
   REFRESH_TOKEN_TTL_DAYS: positiveInt.default(30),
+  // The web front end's cookie renewal: for this long after a rotation, the previous refresh token is
+  // answered with its successor instead of ending every session (a page left mid-renewal). 0 turns it off.
+  SESSION_REFRESH_REPEAT_MS: z.coerce.number().int().min(0).max(60_000).default(5000),
 
   // Webhooks (S9, S10). Unset WEBHOOK_ALLOW_PRIVATE_TARGETS follows the deployment: allowed self-hosted, refused managed.
   WEBHOOK_ALLOW_PRIVATE_TARGETS: bool.optional(),
