@@ -64,7 +64,7 @@ describe('the portal takes sign-in tokens from its address only for a sign-in it
 
   /**
    * Whom the portal shows as signed in, from the profile page. The page in front renews its session from
-   * the cookie as it loads; leaving before that answer would present a spent refresh token, so it is awaited.
+   * the cookie as it loads; that is awaited, so each step starts from a settled session.
    */
   async function signedInAs(page: Page): Promise<string> {
     await page.getByRole('button', { name: 'Sign out' }).waitFor();

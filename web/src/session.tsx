@@ -54,6 +54,31 @@ async function sessionRefresh(refreshToken?: string): Promise<SessionCredential 
   return answer ? { kind: 'account', accessToken: answer.access_token, expiresIn: Number(answer.expires_in) } : null;
 }
 
+const RENEWAL_LOCK = 'sdf.session-renewal';
+const channel = typeof BroadcastChannel === 'function' ? new BroadcastChannel('sdf.session') : null;
+let renewing: Promise<SessionCredential | null> | null = null;
+
+/**
+ * The cookie renewal, one at a time: one in flight per tab (callers share it), and across this origin's
+ * tabs one after the other (a Web Lock), so no two rotate the same cookie at once. A renewed access token
+ * is handed to the other tabs, whose own one the rotation has just ended. A page left mid-renewal can
+ * still leave the spent token in the cookie; the service answers that one again for a few seconds.
+ */
+function renewFromCookie(): Promise<SessionCredential | null> {
+  renewing ??= (async () => {
+    try {
+      const locks = typeof navigator === 'undefined' ? undefined : navigator.locks;
+      const renewed = locks ? await locks.request(RENEWAL_LOCK, () => sessionRefresh()) : await sessionRefresh();
+      if (renewed?.kind === 'account')
+        channel?.postMessage({ accessToken: renewed.accessToken, expiresIn: renewed.expiresIn });
+      return renewed;
+    } finally {
+      renewing = null;
+    }
+  })();
+  return renewing;
+}
+
 function storedKey(): SessionCredential | null {
   try {
     const key = sessionStorage.getItem(TAB_KEY);
@@ -78,7 +103,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
     if (!restoring) return;
     const restore = async (): Promise<SessionCredential | null> => {
       const health = await unwrap(api.GET('/health'));
-      return health?.deployment_mode === 'managed' ? sessionRefresh() : null;
+      return health?.deployment_mode === 'managed' ? renewFromCookie() : null;
     };
     restore()
       .then((restored) => setState((current) => current ?? apply(restored)))
@@ -135,12 +160,26 @@ export function SessionProvider({ children }: { children: ReactNode }) {
     if (credential?.kind !== 'account') return;
     const delay = Math.max(5, credential.expiresIn - 60) * 1000;
     const timer = setTimeout(() => {
-      sessionRefresh()
+      renewFromCookie()
         .then((renewed) => setState(apply(renewed)))
         .catch(() => setState(apply(null)));
     }, delay);
     return () => clearTimeout(timer);
   }, [credential]);
+
+  // Another tab renewed the shared cookie session, which ended this tab's access token: take its successor.
+  useEffect(() => {
+    if (!channel) return;
+    const adopt = (event: MessageEvent<{ accessToken?: unknown; expiresIn?: unknown }>) => {
+      const { accessToken, expiresIn } = event.data ?? {};
+      if (typeof accessToken !== 'string' || typeof expiresIn !== 'number') return;
+      setState((current) =>
+        current?.kind === 'account' ? apply({ kind: 'account', accessToken, expiresIn }) : current,
+      );
+    };
+    channel.addEventListener('message', adopt);
+    return () => channel.removeEventListener('message', adopt);
+  }, []);
 
   const value = useMemo(
     () => ({
