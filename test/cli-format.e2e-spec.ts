@@ -77,6 +77,42 @@ describe('sdf format commands (built binary)', () => {
     expect(info.is_signed).toBe(false);
   });
 
+  it('inspect prints the summary the service stores, as text and as JSON; none when data.json does not parse', async () => {
+    const example = (file: string): string => join(projectRoot, 'examples', 'purchase-order', file);
+    const packed = await sdf(
+      'pack',
+      ...['--data', example('data.json'), '--schema', example('schema.json'), '--meta', example('meta.json')],
+      ...['-o', at('order.sdf')],
+    );
+    expect(packed.code).toBe(0);
+    const text = await sdf('inspect', at('order.sdf'));
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain(
+      'summary: Purchase order PO-2026-0815\n  number: PO-2026-0815\n  issuer: Globex Ltd\n  counterparty: Acme GmbH\n' +
+        '  amount: 1440.00 EUR\n  issued: 2026-03-02\n  due: 2026-03-20\n',
+    );
+    const json = JSON.parse((await sdf('inspect', '--json', at('order.sdf'))).stdout) as { summary: unknown };
+    expect(json.summary).toEqual({
+      title: 'Purchase order PO-2026-0815',
+      number: 'PO-2026-0815',
+      issuer: 'Globex Ltd',
+      counterparty: 'Acme GmbH',
+      amount: '1440.00',
+      currency: 'EUR',
+      issue_date: '2026-03-02',
+      due_date: '2026-03-20',
+      references: [],
+    });
+    // The same summary the validation (and so the service) computes.
+    expect((await validate(readFileSync(at('order.sdf')))).summary).toEqual(json.summary);
+
+    writeFileSync(at('broken-data.sdf'), buildSdf({ entries: { 'data.json': Buffer.from('{"invoice_number": ') } }));
+    const broken = await sdf('inspect', at('broken-data.sdf'));
+    expect(broken.code).toBe(0);
+    expect(broken.stdout).toContain('summary: none (data.json does not parse)');
+    expect(JSON.parse((await sdf('inspect', '--json', at('broken-data.sdf'))).stdout)).toMatchObject({ summary: null });
+  });
+
   it('validate says what the library says, in words and as JSON', async () => {
     const human = await sdf('validate', at('invoice.sdf'));
     expect(human.code).toBe(0);

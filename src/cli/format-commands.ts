@@ -6,6 +6,7 @@ import type { Command } from 'commander';
 // Types only: each command loads the part of the format core it runs, so `sdf --help` or `sdf keygen`
 // does not load the PDF writer and `sdf validate` not the producer.
 import type { KeyLookup, PackMetaInput, PublicKeyInfo, SignatureAlgorithm, ValidationResult } from '../sdf/index.js';
+import type { DocumentSummary } from '../sdf/summary.js';
 
 class CliUsageError extends Error {}
 
@@ -59,6 +60,22 @@ async function keyLookupFrom(options: KeyOptions): Promise<KeyLookup | undefined
     const jwk = keys.find((k) => k.kid === kid);
     return jwk ? { publicKey: jwk } : undefined;
   };
+}
+
+/** `sdf inspect`'s text form of a summary: one field a line, absent ones left out. */
+function formatSummary(summary: DocumentSummary): string {
+  const lines = [summary.title];
+  const fields: [string, string | null][] = [
+    ['number', summary.number],
+    ['issuer', summary.issuer],
+    ['counterparty', summary.counterparty],
+    ['amount', summary.amount !== null ? `${summary.amount}${summary.currency ? ` ${summary.currency}` : ''}` : null],
+    ['issued', summary.issue_date],
+    ['due', summary.due_date],
+    ['references', summary.references.length > 0 ? summary.references.join(', ') : null],
+  ];
+  for (const [name, value] of fields) if (value !== null) lines.push(`  ${name}: ${value}`);
+  return lines.join('\n');
 }
 
 function printResult(result: ValidationResult): void {
@@ -125,11 +142,18 @@ export function registerFormatCommands(program: Command): void {
       }));
       const metaBytes = archive.files.get('meta.json');
       const meta: unknown = metaBytes ? JSON.parse(metaBytes.toString('utf8')) : null;
-      const info = { entries, meta, is_signed: archive.files.has('signature.sig') };
+      const [{ summarizeDataBytes }, { DEFAULT_LIMITS }] = await Promise.all([
+        import('../sdf/summary.js'),
+        import('../sdf/limits.js'),
+      ]);
+      // The summary the service stores for this file (null when data.json does not parse).
+      const summary = summarizeDataBytes(archive.files.get('data.json'), meta, DEFAULT_LIMITS);
+      const info = { entries, meta, is_signed: archive.files.has('signature.sig'), summary };
       if (options.json) process.stdout.write(`${JSON.stringify(info, null, 2)}\n`);
       else {
         for (const e of entries) process.stdout.write(`${String(e.size).padStart(10)}  ${e.name}\n`);
         process.stdout.write(`signed: ${info.is_signed}\nmeta: ${JSON.stringify(meta, null, 2)}\n`);
+        process.stdout.write(`summary: ${summary ? formatSummary(summary) : 'none (data.json does not parse)'}\n`);
       }
     });
 

@@ -1,6 +1,7 @@
 import type { SdfError, SdfErrorCode, SdfErrorDetail } from './errors.js';
 import type { NormalizedMeta } from './rules/meta.js';
 import type { VerifyResult } from './signature/verify.js';
+import type { DocumentSummary } from './summary.js';
 
 /** F10: the checks of POST /validate, in the order they run. */
 export const CHECK_NAMES = ['container', 'meta', 'schema', 'data', 'pdf', 'signature'] as const;
@@ -27,6 +28,11 @@ export interface ValidationResult {
   schema_sha256?: string;
   signature?: VerifyResult;
   error?: ValidationError;
+  /**
+   * What a person knows the document by (summary.ts), whenever meta.json and data.json could be read,
+   * valid or not; null when data.json does not parse, absent when the run stopped before meta.json.
+   */
+  summary?: DocumentSummary | null;
 }
 
 /** Marks `stage` failed (later checks stay skipped) and records the error. */

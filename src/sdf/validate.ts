@@ -21,6 +21,7 @@ import { checkIntegrity, type KeyLookup } from './signature/verify.js';
 import { openArchive } from './zip/archive.js';
 import type { RawInflater } from './zip/reader.js';
 import { REQUIRED_ENTRIES, SIGNATURE_ENTRY } from './zip/names.js';
+import { summarize, summarizeDataBytes, type SummaryMapping } from './summary.js';
 
 export { CHECK_NAMES, failResult, type CheckName, type CheckStatus, type ValidationError, type ValidationResult };
 export { finishValidation, type CoreOutcome };
@@ -44,6 +45,8 @@ export interface CoreOptions {
   inflateRaw?: RawInflater;
   /** Likewise for the PDF inspection's FlateDecode streams (zlib-wrapped); a failure is zlib's failure. */
   inflatePdfStream?: StreamInflater;
+  /** A summary mapping of the caller's own (a tenant's), for the fields it names. */
+  summaryMapping?: SummaryMapping;
 }
 
 function emptyResult(): ValidationResult {
@@ -58,6 +61,8 @@ function emptyResult(): ValidationResult {
 export async function validateCore(input: Buffer | string, options: CoreOptions = {}): Promise<CoreOutcome> {
   const result = emptyResult();
   let stage: CheckName = 'container';
+  // Set once meta.json is read: a failure after it still summarizes data.json if that parses.
+  let summaryLater: (() => void) | undefined;
   const enter = (next: CheckName): void => {
     stage = next;
     options.onStage?.(next);
@@ -90,6 +95,9 @@ export async function validateCore(input: Buffer | string, options: CoreOptions 
     result.document_type = meta.document_type ?? null;
     result.warnings.push(...checkVersion(meta.sdf_version)); // F7
     result.checks.meta = 'pass';
+    summaryLater = () => {
+      result.summary = summarizeDataBytes(archive.files.get('data.json'), meta, limits, options.summaryMapping);
+    };
 
     enter('schema');
     const schemaBytes = archive.files.get('schema.json')!;
@@ -106,6 +114,7 @@ export async function validateCore(input: Buffer | string, options: CoreOptions 
     const dataBytes = archive.files.get('data.json')!;
     if (needsShapeCheck(dataBytes, limits)) checkJsonShape(dataBytes, 'data.json', limits, 'SDF_ERROR_INVALID_DATA');
     const data = parseData(dataBytes);
+    result.summary = summarize(data, meta, options.summaryMapping);
     // F5 runs first: its codes are more precise than a schema mismatch. It also bounds the depth.
     checkDataRules(data, limits.maxJsonDepth);
     // JSON.parse lets NUL and lone surrogates in only through a \u escape: without one in the bytes (a
@@ -144,7 +153,10 @@ export async function validateCore(input: Buffer | string, options: CoreOptions 
     result.valid = true;
     return { result, integrity };
   } catch (error) {
-    if (error instanceof SdfError) return { result: failResult(result, stage, error) };
+    if (error instanceof SdfError) {
+      if (result.summary === undefined) summaryLater?.();
+      return { result: failResult(result, stage, error) };
+    }
     throw error;
   }
 }
