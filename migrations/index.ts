@@ -26,6 +26,7 @@ import { UserNames1795700000000 } from './1795700000000-user-names.js';
 import { RowLevelSecurity1795800000000 } from './1795800000000-row-level-security.js';
 import { StorageChanges1795900000000 } from './1795900000000-storage-changes.js';
 import { ApiKeyLookup1796000000000 } from './1796000000000-api-key-lookup.js';
+import { DocumentSummaries1796100000000 } from './1796100000000-document-summaries.js';
 
 /** Every migration, in order. Listed explicitly: glob loading does not work for TypeScript sources under vitest. */
 export const migrations = [
@@ -57,4 +58,5 @@ export const migrations = [
   RowLevelSecurity1795800000000,
   StorageChanges1795900000000,
   ApiKeyLookup1796000000000,
+  DocumentSummaries1796100000000,
 ];

@@ -78,7 +78,7 @@ describe('GET /list (S4) and tenant isolation (S5)', () => {
     expect(res.body.documents).toHaveLength(20);
     expect(res.body.has_more).toBe(true);
     expect(Object.keys(res.body.documents[0]).sort()).toEqual(
-      ['created_at', 'document_id', 'document_type', 'file_size_bytes', 'id', 'is_signed', 'status'].sort(),
+      ['created_at', 'document_id', 'document_type', 'file_size_bytes', 'id', 'is_signed', 'status', 'summary'].sort(),
     );
   });
 

@@ -121,7 +121,12 @@ const Upload = () =>
 const List = () =>
   applyDecorators(
     ApiOkResponse({ type: DocumentListDto }),
-    ApiError(400, 'A query parameter out of range, or a malformed or tampered cursor', ERRORS.invalidQuery),
+    ApiError(
+      400,
+      'A query parameter out of range or malformed (`q` over 200 characters, a date that is not YYYY-MM-DD, an ' +
+        'amount range without `currency`), or a malformed or tampered cursor',
+      ERRORS.invalidQuery,
+    ),
   );
 const DocumentId = () => IdParam('id', 'Document', "No such document for this tenant (another tenant's is 404 too)");
 const Deleted = () => applyDecorators(ApiNoContentResponse({ description: 'File and record deleted' }), DocumentId());
@@ -307,10 +312,14 @@ export class DocumentsController {
 
   @Get('list')
   @ApiOperation({
-    summary: 'Documents, newest first, keyset-paginated',
+    summary: 'Documents, newest first, keyset-paginated; search by number, names, amount, dates and references',
     description:
-      "The tenant's documents, newest first. `limit` 1 to 100 (default 20); pass `next_cursor` as `cursor` " +
-      'for the next page while `has_more` is true. `status` and `document_type` filter and combine.',
+      "The tenant's documents, newest first, each with its `summary`. `limit` 1 to 100 (default 20); pass " +
+      '`next_cursor` as `cursor` for the next page while `has_more` is true. Every filter combines: `status`, ' +
+      '`document_type`, `q` (words and number fragments over the business number, names and references, ' +
+      'ranked with an exact number first), `counterparty`, `amount_min`/`amount_max` with `currency`, ' +
+      '`issued_from`/`issued_to`, `due_from`/`due_to`, `references`; `sort` by relevance, uploaded, ' +
+      'issue_date, due_date or amount, `order` asc or desc. A malformed filter is 400 naming it.',
   })
   @List()
   list(@Tenant() auth: TenantAuth, @Query() query: ListDocumentsQueryDto): Promise<DocumentListDto> {

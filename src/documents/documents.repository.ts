@@ -2,27 +2,14 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { AuditRecord } from '../audit/audit.service.js';
-import type { KeysetPosition } from '../common/cursor.js';
 import { preparedQuery, type PreparedRunner } from '../database/prepared.js';
 import { dispatchedAtSql, type OutboxRow } from '../events/events.service.js';
-import {
-  SdfDocument,
-  type DocumentStatus,
-  type SignatureAlgorithmName,
-  type SigningError,
-} from './entities/document.entity.js';
+import { SdfDocument, type SignatureAlgorithmName, type SigningError } from './entities/document.entity.js';
 import type { StoredValidation } from './validation-extensions.js';
+import type { DocumentSummary } from '../sdf/summary.js';
+import { listPageSql, summarySetSql, type ListRow, type SearchFilter } from './documents-search.js';
 import type { PendingRecord } from './jobs/validate-sdf.job.js';
 import type { SealedSigningKey } from '../signing/entities/signing-key.entity.js';
-
-export interface ListFilter {
-  limit: number;
-  after?: KeysetPosition;
-  status?: DocumentStatus;
-  documentType?: string;
-  createdFrom?: Date;
-  createdBefore?: Date;
-}
 
 export interface ValidationOutcome {
   status: 'valid' | 'invalid';
@@ -31,10 +18,9 @@ export interface ValidationOutcome {
   documentType: string | null;
   sdfVersion: string | null;
   validation: StoredValidation;
+  /** undefined: the run stopped before meta.json (stored as null). */
+  summary?: DocumentSummary | null;
 }
-
-/** The columns of a list item (DocumentListItemDto) and of the keyset cursor. */
-const LIST_COLUMNS = ['id', 'document_id', 'document_type', 'status', 'is_signed', 'file_size_bytes', 'created_at'];
 
 /**
  * Every column but `meta` (read by GET /meta/:id alone). The hot paths (upload, the jobs, GET /sdf/:id)
@@ -43,7 +29,7 @@ const LIST_COLUMNS = ['id', 'document_id', 'document_type', 'status', 'is_signed
  */
 const DOCUMENT_COLUMNS = `id, tenant_id, document_id, document_type, schema_id, sdf_version, is_signed, status,
   file_size_bytes, signature_algorithm, storage_key, idempotency_key, validation, validated_at, signing_error, validation_error,
-  created_at, updated_at`;
+  summary, summarized_at, created_at, updated_at`;
 
 type DocumentRow = Omit<SdfDocument, 'file_size_bytes' | 'meta'> & { file_size_bytes: string | number };
 
@@ -217,10 +203,11 @@ export class DocumentsRepository {
          UPDATE documents
             SET status = $3, is_signed = $4, signature_algorithm = $5,
                 document_type = COALESCE(document_type, $6), sdf_version = COALESCE($7, sdf_version),
-                validation = $8, validated_at = now(), validation_error = NULL, updated_at = now()
+                validation = $8, validated_at = now(), validation_error = NULL, updated_at = now(),
+                ${summarySetSql('$9')}
           WHERE tenant_id = $1 AND id = $2 AND status = 'pending'
           RETURNING ${DOCUMENT_COLUMNS}
-       ), e AS (${OUTBOX_FROM('d', 9)})
+       ), e AS (${OUTBOX_FROM('d', 10)})
        SELECT * FROM d`,
       [
         tenantId,
@@ -231,6 +218,7 @@ export class DocumentsRepository {
         outcome.documentType,
         outcome.sdfVersion,
         JSON.stringify(outcome.validation),
+        outcome.summary ? JSON.stringify(outcome.summary) : null,
         ...outboxParams(event(settled)),
       ],
     );
@@ -312,30 +300,13 @@ export class DocumentsRepository {
     return doc;
   }
 
-  /** S4: one page of (created_at, id) descending after the cursor position; asks for one extra row. */
-  async listPage(tenantId: string, filter: ListFilter): Promise<{ rows: SdfDocument[]; hasMore: boolean }> {
-    // Only the columns a list item returns: never meta or the validation result.
-    const q = this.ds.manager
-      .createQueryBuilder(SdfDocument, 'd')
-      .select(LIST_COLUMNS.map((c) => `d.${c}`))
-      .where('d.tenant_id = :tenantId', { tenantId })
-      .orderBy('d.created_at', 'DESC')
-      .addOrderBy('d.id', 'DESC')
-      .limit(filter.limit + 1);
-    if (filter.status) q.andWhere('d.status = :status', { status: filter.status });
-    if (filter.documentType) q.andWhere('d.document_type = :type', { type: filter.documentType });
-    if (filter.createdFrom)
-      q.andWhere('d.created_at >= :createdFrom', { createdFrom: filter.createdFrom.toISOString() });
-    if (filter.createdBefore) {
-      q.andWhere('d.created_at < :createdBefore', { createdBefore: filter.createdBefore.toISOString() });
-    }
-    if (filter.after) {
-      q.andWhere('(d.created_at, d.id) < (:afterTime, :afterId)', {
-        afterTime: filter.after.createdAt.toISOString(),
-        afterId: filter.after.id,
-      });
-    }
-    const rows = await q.getMany();
+  /**
+   * S4: one page of the tenant's documents in the filter's order after the cursor position, with the
+   * search over the summaries (documents-search.ts); asks for one extra row.
+   */
+  async listPage(tenantId: string, filter: SearchFilter): Promise<{ rows: ListRow[]; hasMore: boolean }> {
+    const { sql, params } = listPageSql(tenantId, filter);
+    const rows = (await this.ds.query(sql, params)) as ListRow[];
     return { rows: rows.slice(0, filter.limit), hasMore: rows.length > filter.limit };
   }
 

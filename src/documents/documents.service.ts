@@ -24,6 +24,13 @@ import {
   type StorageDriver,
 } from '../storage/storage-driver.js';
 import { DocumentsRepository } from './documents.repository.js';
+import {
+  decodeSearchCursor,
+  encodeSearchCursor,
+  normalizeQuery,
+  type ListRow,
+  type SearchPosition,
+} from './documents-search.js';
 import type { ListDocumentsQueryDto } from './dto/list-query.dto.js';
 import type { SdfDocument } from './entities/document.entity.js';
 import { enqueueValidation } from './jobs/validate-sdf.job.js';
@@ -255,12 +262,30 @@ export class DocumentsService {
     return { doc, data: JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown };
   }
 
-  /** S4: keyset page; the cursor is checked strictly before any query. */
+  /**
+   * S4: keyset page, with the search over the summaries; the cursor is checked strictly before any query.
+   * The default order (uploaded, newest first) keeps its cursor form; another sort's cursor names the sort.
+   */
   async list(
     tenantId: string,
     query: ListDocumentsQueryDto,
-  ): Promise<{ rows: SdfDocument[]; hasMore: boolean; nextCursor: string | null }> {
-    const after = query.cursor !== undefined ? decodeCursor(query.cursor) : undefined;
+  ): Promise<{ rows: ListRow[]; hasMore: boolean; nextCursor: string | null }> {
+    if ((query.amount_min !== undefined || query.amount_max !== undefined) && query.currency === undefined) {
+      throw AppError.badRequest('Invalid query parameters', [
+        {
+          path: '/currency',
+          message: 'is required with amount_min or amount_max (totals in different currencies do not compare)',
+        },
+      ]);
+    }
+    const hasQuery = query.q !== undefined && normalizeQuery(query.q) !== '';
+    const sort = query.sort ?? (hasQuery ? 'relevance' : 'uploaded');
+    const order = query.order ?? 'desc';
+    const classic = sort === 'uploaded' && order === 'desc';
+    let after: SearchPosition | undefined;
+    if (query.cursor !== undefined) {
+      after = classic ? { key: null, ...decodeCursor(query.cursor) } : decodeSearchCursor(query.cursor, sort, order);
+    }
     const { rows, hasMore } = await this.documents.listPage(tenantId, {
       limit: query.limit ?? 20,
       after,
@@ -268,9 +293,27 @@ export class DocumentsService {
       documentType: query.document_type,
       createdFrom: query.created_from !== undefined ? new Date(query.created_from) : undefined,
       createdBefore: query.created_before !== undefined ? new Date(query.created_before) : undefined,
+      q: query.q,
+      counterparty: query.counterparty,
+      amountMin: query.amount_min,
+      amountMax: query.amount_max,
+      currency: query.currency,
+      issuedFrom: query.issued_from,
+      issuedTo: query.issued_to,
+      dueFrom: query.due_from,
+      dueTo: query.due_to,
+      references: query.references,
+      sort,
+      order,
     });
     const last = rows[rows.length - 1];
-    const nextCursor = hasMore && last ? encodeCursor({ createdAt: last.created_at, id: last.id }) : null;
+    let nextCursor: string | null = null;
+    if (hasMore && last) {
+      const createdAt = new Date(last.created_at);
+      nextCursor = classic
+        ? encodeCursor({ createdAt, id: last.id })
+        : encodeSearchCursor(sort, order, { key: last.sort_key, createdAt, id: last.id });
+    }
     return { rows, hasMore, nextCursor };
   }
 

@@ -1,6 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ErrorPayloadDto } from '../../common/error-response.dto.js';
 import { EX } from '../../openapi/examples.js';
+import type { DocumentSummary } from '../../sdf/summary.js';
+import type { ListRow } from '../documents-search.js';
 import { DOCUMENT_STATUSES, SIGNATURE_ALGORITHMS, type SdfDocument } from '../entities/document.entity.js';
 
 const CHECK_VALUES = ['pass', 'fail', 'skipped'];
@@ -66,6 +68,54 @@ export class StoredValidationDto {
   registry_match: boolean | null;
 }
 
+/**
+ * What a person knows the document by, read from data.json (rule 7: meta's document_id is never a
+ * business key) with the issuer from meta.json; see docs/documents.md for each type's fields.
+ */
+export class DocumentSummaryDto {
+  @ApiProperty({ example: 'Invoice INV-2026-00142', description: 'Type and business number' }) title: string;
+  @ApiProperty({ type: String, nullable: true, example: 'INV-2026-00142', description: 'The business number' })
+  number: string | null;
+  @ApiProperty({ type: String, nullable: true, example: 'Acme GmbH', description: "meta.json's issuer" })
+  issuer: string | null;
+  @ApiProperty({ type: String, nullable: true, example: 'Globex Ltd', description: 'The other party, from data.json' })
+  counterparty: string | null;
+  @ApiProperty({ type: String, nullable: true, example: '1713.60', description: 'The gross total, a decimal string' })
+  amount: string | null;
+  @ApiProperty({ type: String, nullable: true, example: 'EUR' }) currency: string | null;
+  @ApiProperty({ type: String, format: 'date', nullable: true, example: '2026-03-15' }) issue_date: string | null;
+  @ApiProperty({ type: String, format: 'date', nullable: true, example: '2026-04-14' }) due_date: string | null;
+  @ApiProperty({
+    type: [String],
+    example: ['PO-2026-0815'],
+    description: "Business numbers of other documents this one names (an invoice's order, a nomination's contract)",
+  })
+  references: string[];
+}
+
+const SUMMARY_PROPERTY = {
+  type: DocumentSummaryDto,
+  nullable: true,
+  description:
+    'What the document is known by; null while pending, when data.json does not parse, and for a document ' +
+    'stored before summaries existed until the background backfill reaches it',
+} as const;
+
+function summaryOf(summary: DocumentSummary | null | undefined): DocumentSummaryDto | null {
+  if (!summary) return null;
+  return {
+    title: summary.title,
+    number: summary.number,
+    issuer: summary.issuer,
+    counterparty: summary.counterparty,
+    amount: summary.amount,
+    currency: summary.currency,
+    issue_date: summary.issue_date,
+    due_date: summary.due_date,
+    references: summary.references,
+  };
+}
+
 /** SDF-SPEC Document record, as POST /upload answers it. */
 export class DocumentDto {
   @ApiProperty({ format: 'uuid', description: 'Record id; the :id of every document path', example: EX.documentId })
@@ -79,6 +129,7 @@ export class DocumentDto {
   @ApiProperty({ enum: DOCUMENT_STATUSES, example: 'pending' }) status: string;
   @ApiProperty({ type: 'integer', example: 48213 }) file_size_bytes: number;
   @ApiProperty({ format: 'date-time', example: '2026-03-15T13:30:00.123Z' }) created_at: string;
+  @ApiProperty(SUMMARY_PROPERTY) summary: DocumentSummaryDto | null;
 
   static from(doc: SdfDocument): DocumentDto {
     return {
@@ -91,6 +142,7 @@ export class DocumentDto {
       status: doc.status,
       file_size_bytes: doc.file_size_bytes,
       created_at: doc.created_at.toISOString(),
+      summary: summaryOf(doc.summary),
     };
   }
 }
@@ -154,16 +206,18 @@ export class DocumentListItemDto {
   @ApiProperty({ example: false }) is_signed: boolean;
   @ApiProperty({ type: 'integer', example: 48213 }) file_size_bytes: number;
   @ApiProperty({ format: 'date-time', example: EX.createdAt }) created_at: string;
+  @ApiProperty(SUMMARY_PROPERTY) summary: DocumentSummaryDto | null;
 
-  static from(doc: SdfDocument): DocumentListItemDto {
+  static from(doc: ListRow): DocumentListItemDto {
     return {
       id: doc.id,
       document_id: doc.document_id,
       document_type: doc.document_type,
       status: doc.status,
       is_signed: doc.is_signed,
-      file_size_bytes: doc.file_size_bytes,
-      created_at: doc.created_at.toISOString(),
+      file_size_bytes: Number(doc.file_size_bytes),
+      created_at: new Date(doc.created_at).toISOString(),
+      summary: summaryOf(doc.summary),
     };
   }
 }

@@ -1,4 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
+import type { DocumentSummary } from '../../sdf/summary.js';
 import type { StoredValidation } from '../validation-extensions.js';
 
 export const DOCUMENT_STATUSES = ['pending', 'valid', 'invalid', 'signed'] as const;
@@ -79,6 +80,18 @@ export class SdfDocument {
   /** Why the last validation gave up (its job out of attempts) while the document stays pending; null otherwise. */
   @Column({ type: 'jsonb', nullable: true })
   validation_error: SigningError | null;
+
+  /**
+   * What a person knows the document by (src/sdf/summary.ts), stored when the validation job runs; null
+   * while pending, for a file whose data.json does not parse, and until the backfill reaches a document
+   * stored before summaries existed. The summary_* columns beside it (search and filters) derive from it.
+   */
+  @Column({ type: 'jsonb', nullable: true })
+  summary: DocumentSummary | null;
+
+  /** When the summary was computed (null: not yet; the backfill looks for these). */
+  @Column({ type: 'timestamptz', precision: 3, nullable: true })
+  summarized_at: Date | null;
 
   @Column({ type: 'timestamptz', precision: 3, default: () => 'now()' })
   created_at: Date;

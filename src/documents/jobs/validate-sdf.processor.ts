@@ -194,6 +194,8 @@ export class ValidateSdfProcessor extends WorkerHost {
       documentType: result.document_type,
       sdfVersion: result.sdf_version,
       validation,
+      // Valid and invalid files alike, as far as data.json could be read (null when it does not parse).
+      summary: result.summary ?? null,
     } as const;
     // The status and document.validated in one statement; the webhook feature delivers the event from
     // the outbox, and the result travels with it.

@@ -328,8 +328,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Documents, newest first, keyset-paginated
-         * @description The tenant's documents, newest first. `limit` 1 to 100 (default 20); pass `next_cursor` as `cursor` for the next page while `has_more` is true. `status` and `document_type` filter and combine.
+         * Documents, newest first, keyset-paginated; search by number, names, amount, dates and references
+         * @description The tenant's documents, newest first, each with its `summary`. `limit` 1 to 100 (default 20); pass `next_cursor` as `cursor` for the next page while `has_more` is true. Every filter combines: `status`, `document_type`, `q` (words and number fragments over the business number, names and references, ranked with an exact number first), `counterparty`, `amount_min`/`amount_max` with `currency`, `issued_from`/`issued_to`, `due_from`/`due_to`, `references`; `sort` by relevance, uploaded, issue_date, due_date or amount, `order` asc or desc. A malformed filter is 400 naming it.
          */
         get: operations["DocumentsController_list"];
         put?: never;
@@ -1978,6 +1978,52 @@ export interface components {
         ApiKeyListDto: {
             keys: components["schemas"]["ApiKeyDto"][];
         };
+        DocumentSummaryDto: {
+            /**
+             * @description Type and business number
+             * @example Invoice INV-2026-00142
+             */
+            title: string;
+            /**
+             * @description The business number
+             * @example INV-2026-00142
+             */
+            number: string | null;
+            /**
+             * @description meta.json's issuer
+             * @example Acme GmbH
+             */
+            issuer: string | null;
+            /**
+             * @description The other party, from data.json
+             * @example Globex Ltd
+             */
+            counterparty: string | null;
+            /**
+             * @description The gross total, a decimal string
+             * @example 1713.60
+             */
+            amount: string | null;
+            /** @example EUR */
+            currency: string | null;
+            /**
+             * Format: date
+             * @example 2026-03-15
+             */
+            issue_date: string | null;
+            /**
+             * Format: date
+             * @example 2026-04-14
+             */
+            due_date: string | null;
+            /**
+             * @description Business numbers of other documents this one names (an invoice's order, a nomination's contract)
+             * @example [
+             *       "PO-2026-0815"
+             *     ]
+             */
+            references: string[];
+        };
         DocumentDto: {
             /**
              * Format: uuid
@@ -2011,6 +2057,8 @@ export interface components {
              * @example 2026-03-15T13:30:00.123Z
              */
             created_at: string;
+            /** @description What the document is known by; null while pending, when data.json does not parse, and for a document stored before summaries existed until the background backfill reaches it */
+            summary: components["schemas"]["DocumentSummaryDto"] | null;
         };
         ChecksDto: {
             /**
@@ -2174,6 +2222,8 @@ export interface components {
              * @example 2026-03-15T13:30:00.123Z
              */
             created_at: string;
+            /** @description What the document is known by; null while pending, when data.json does not parse, and for a document stored before summaries existed until the background backfill reaches it */
+            summary: components["schemas"]["DocumentSummaryDto"] | null;
             /**
              * @example null
              * @enum {string|null}
@@ -2223,6 +2273,8 @@ export interface components {
              * @example 2026-03-15T13:30:00.000Z
              */
             created_at: string;
+            /** @description What the document is known by; null while pending, when data.json does not parse, and for a document stored before summaries existed until the background backfill reaches it */
+            summary: components["schemas"]["DocumentSummaryDto"] | null;
         };
         DocumentListDto: {
             documents: components["schemas"]["DocumentListItemDto"][];
@@ -4378,6 +4430,29 @@ export interface operations {
                 created_from?: string;
                 /** @description Only documents uploaded before this time (ISO 8601; a date alone means its start, UTC) */
                 created_before?: string;
+                /** @description Words and number fragments, matched against the business number, the issuer and counterparty names and the references; every word must match. Taken as plain text (no operators). Ranked: an exact number first, then documents naming it, then numbers starting with or holding it. */
+                q?: string;
+                /** @description Part of the counterparty name */
+                counterparty?: string;
+                /** @description Gross total at least this (with `currency`) */
+                amount_min?: string;
+                /** @description Gross total at most this (with `currency`) */
+                amount_max?: string;
+                /** @description ISO 4217 currency of the total; required with an amount range */
+                currency?: string;
+                /** @description Issued on or after this date */
+                issued_from?: string;
+                /** @description Issued on or before this date */
+                issued_to?: string;
+                /** @description Due on or after this date */
+                due_from?: string;
+                /** @description Due on or before this date */
+                due_to?: string;
+                /** @description Only documents that name this business number among their references (exact) */
+                references?: string;
+                /** @description relevance (the default with `q`), uploaded (the default otherwise), issue_date, due_date or amount; documents without the field come last */
+                sort?: "relevance" | "uploaded" | "issue_date" | "due_date" | "amount";
+                order?: "asc" | "desc";
             };
             header?: never;
             path?: never;
@@ -4396,7 +4471,7 @@ export interface operations {
                     "application/json": components["schemas"]["DocumentListDto"];
                 };
             };
-            /** @description A query parameter out of range, or a malformed or tampered cursor */
+            /** @description A query parameter out of range or malformed (`q` over 200 characters, a date that is not YYYY-MM-DD, an amount range without `currency`), or a malformed or tampered cursor */
             400: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -5148,6 +5223,29 @@ export interface operations {
                 created_from?: string;
                 /** @description Only documents uploaded before this time (ISO 8601; a date alone means its start, UTC) */
                 created_before?: string;
+                /** @description Words and number fragments, matched against the business number, the issuer and counterparty names and the references; every word must match. Taken as plain text (no operators). Ranked: an exact number first, then documents naming it, then numbers starting with or holding it. */
+                q?: string;
+                /** @description Part of the counterparty name */
+                counterparty?: string;
+                /** @description Gross total at least this (with `currency`) */
+                amount_min?: string;
+                /** @description Gross total at most this (with `currency`) */
+                amount_max?: string;
+                /** @description ISO 4217 currency of the total; required with an amount range */
+                currency?: string;
+                /** @description Issued on or after this date */
+                issued_from?: string;
+                /** @description Issued on or before this date */
+                issued_to?: string;
+                /** @description Due on or after this date */
+                due_from?: string;
+                /** @description Due on or before this date */
+                due_to?: string;
+                /** @description Only documents that name this business number among their references (exact) */
+                references?: string;
+                /** @description relevance (the default with `q`), uploaded (the default otherwise), issue_date, due_date or amount; documents without the field come last */
+                sort?: "relevance" | "uploaded" | "issue_date" | "due_date" | "amount";
+                order?: "asc" | "desc";
             };
             header?: never;
             path?: never;
@@ -5166,7 +5264,7 @@ export interface operations {
                     "application/json": components["schemas"]["DocumentListDto"];
                 };
             };
-            /** @description A query parameter out of range, or a malformed or tampered cursor */
+            /** @description A query parameter out of range or malformed (`q` over 200 characters, a date that is not YYYY-MM-DD, an amount range without `currency`), or a malformed or tampered cursor */
             400: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];

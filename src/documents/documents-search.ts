@@ -1,0 +1,223 @@
+import { AppError } from '../common/errors.js';
+import { isUuid } from '../common/uuid.pipe.js';
+import type { DocumentSummary } from '../sdf/summary.js';
+import type { DocumentStatus } from './entities/document.entity.js';
+
+export const LIST_SORTS = ['relevance', 'uploaded', 'issue_date', 'due_date', 'amount'] as const;
+export type ListSort = (typeof LIST_SORTS)[number];
+export const LIST_ORDERS = ['asc', 'desc'] as const;
+export type ListOrder = (typeof LIST_ORDERS)[number];
+
+/** At most this many words of `q` are matched (each must match); `q` itself is at most 200 characters. */
+export const MAX_QUERY_WORDS = 20;
+
+/** A keyset position of the search: the sort key of the last row (as text), its created_at and id. */
+export interface SearchPosition {
+  key: string | null;
+  createdAt: Date;
+  id: string;
+}
+
+export interface SearchFilter {
+  limit: number;
+  status?: DocumentStatus;
+  documentType?: string;
+  createdFrom?: Date;
+  createdBefore?: Date;
+  q?: string;
+  counterparty?: string;
+  amountMin?: string;
+  amountMax?: string;
+  currency?: string;
+  issuedFrom?: string;
+  issuedTo?: string;
+  dueFrom?: string;
+  dueTo?: string;
+  references?: string;
+  sort: ListSort;
+  order: ListOrder;
+  after?: SearchPosition;
+}
+
+/**
+ * The summary columns a write derives from one summary parameter (`$n`, jsonb or null), so every
+ * statement that stores a summary stores the same thing: the searchable text is lowercased, the
+ * tsvector uses the `simple` configuration (numbers and names are not words of one language).
+ */
+export function summarySetSql(param: string): string {
+  const s = `${param}::jsonb`;
+  const refs = `COALESCE(ARRAY(SELECT jsonb_array_elements_text(CASE WHEN jsonb_typeof(${s}->'references') = 'array' THEN ${s}->'references' END)), '{}')`;
+  const words = `concat_ws(' ', ${s}->>'number', ${s}->>'issuer', ${s}->>'counterparty', array_to_string(${refs}, ' '))`;
+  return `summary = ${s},
+    summary_number = ${s}->>'number', summary_issuer = ${s}->>'issuer', summary_counterparty = ${s}->>'counterparty',
+    summary_amount = (${s}->>'amount')::numeric, summary_currency = ${s}->>'currency',
+    summary_issue_date = (${s}->>'issue_date')::date, summary_due_date = (${s}->>'due_date')::date,
+    summary_references = ${refs},
+    summary_text = lower(${words}), summary_search = to_tsvector('simple', ${words}),
+    summarized_at = now()`;
+}
+
+/** Control characters (NUL among them) are folded to spaces, as the summaries' own text is. */
+export function normalizeQuery(q: string): string {
+  // eslint-disable-next-line no-control-regex
+  return q.replace(/[\u0000-\u001f\u007f-\u009f\s]+/g, ' ').trim();
+}
+
+/** The words of `q`, for matching each; a 400 naming `q` past MAX_QUERY_WORDS. */
+export function queryWords(q: string): string[] {
+  const words = [
+    ...new Set(
+      q
+        .toLowerCase()
+        .split(' ')
+        .filter((w) => w !== ''),
+    ),
+  ];
+  if (words.length > MAX_QUERY_WORDS) {
+    throw AppError.badRequest('Invalid query parameters', [
+      { path: '/q', message: `must hold at most ${MAX_QUERY_WORDS} words` },
+    ]);
+  }
+  return words;
+}
+
+/** A LIKE pattern matching `text` literally anywhere (its %, _ and \ escaped; ESCAPE '\'). */
+export function containsPattern(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/** What the list selects: the item's columns and its summary. */
+const ITEM_COLUMNS = `d.id, d.document_id, d.document_type, d.status, d.is_signed, d.file_size_bytes, d.created_at, d.summary`;
+
+export interface ListRow {
+  id: string;
+  document_id: string;
+  document_type: string | null;
+  status: DocumentStatus;
+  is_signed: boolean;
+  file_size_bytes: string | number;
+  created_at: Date;
+  summary: DocumentSummary | null;
+  sort_key: string | null;
+}
+
+/**
+ * One page of the tenant's documents as SQL and its parameters: every filter is a parameter (never
+ * spliced into the text), `q` is matched through plainto_tsquery and LIKE with escaped patterns, so any
+ * text in it is text. Sorted by the chosen key, then created_at and id in the same direction (keyset).
+ */
+export function listPageSql(tenantId: string, f: SearchFilter): { sql: string; params: unknown[] } {
+  const params: unknown[] = [tenantId];
+  const p = (value: unknown): string => {
+    params.push(value);
+    return `$${params.length}`;
+  };
+  const where = ['d.tenant_id = $1'];
+  if (f.status) where.push(`d.status = ${p(f.status)}`);
+  if (f.documentType) where.push(`d.document_type = ${p(f.documentType)}`);
+  if (f.createdFrom) where.push(`d.created_at >= ${p(f.createdFrom.toISOString())}::timestamptz`);
+  if (f.createdBefore) where.push(`d.created_at < ${p(f.createdBefore.toISOString())}::timestamptz`);
+  if (f.counterparty) {
+    where.push(`d.summary_counterparty ILIKE ${p(containsPattern(normalizeQuery(f.counterparty)))} ESCAPE '\\'`);
+  }
+  if (f.currency) where.push(`d.summary_currency = ${p(f.currency)}`);
+  if (f.amountMin !== undefined) where.push(`d.summary_amount >= ${p(f.amountMin)}::numeric`);
+  if (f.amountMax !== undefined) where.push(`d.summary_amount <= ${p(f.amountMax)}::numeric`);
+  if (f.issuedFrom) where.push(`d.summary_issue_date >= ${p(f.issuedFrom)}::date`);
+  if (f.issuedTo) where.push(`d.summary_issue_date <= ${p(f.issuedTo)}::date`);
+  if (f.dueFrom) where.push(`d.summary_due_date >= ${p(f.dueFrom)}::date`);
+  if (f.dueTo) where.push(`d.summary_due_date <= ${p(f.dueTo)}::date`);
+  if (f.references) where.push(`d.summary_references @> ARRAY[${p(f.references)}]::text[]`);
+
+  let score = '0';
+  const q = f.q !== undefined ? normalizeQuery(f.q) : '';
+  if (q !== '') {
+    for (const word of queryWords(q)) {
+      // Each word matches as literal text anywhere in the number, names and references (the trigram index).
+      // A plain word may also be found whole through the text search index; for such a word that finds
+      // nothing the fragment match would not, and a word with punctuation is left to the fragment match
+      // alone, so `%`, `&` or `:*` never mean anything but themselves.
+      const fragment = `d.summary_text LIKE ${p(containsPattern(word))} ESCAPE '\\'`;
+      where.push(
+        /^[\p{L}\p{N}]+$/u.test(word)
+          ? `(d.summary_search @@ plainto_tsquery('simple', ${p(word)}) OR ${fragment})`
+          : fragment,
+      );
+    }
+    if (f.sort === 'relevance') {
+      const whole = p(q.toLowerCase());
+      const prefix = p(containsPattern(q.toLowerCase()).slice(1));
+      const anywhere = p(containsPattern(q.toLowerCase()));
+      // An exact number first, then a document naming it, then numbers that start with it or hold it.
+      score = `(CASE WHEN lower(d.summary_number) = ${whole} THEN 4
+        WHEN EXISTS (SELECT 1 FROM unnest(d.summary_references) r WHERE lower(r) = ${whole}) THEN 3
+        WHEN lower(d.summary_number) LIKE ${prefix} ESCAPE '\\' THEN 2
+        WHEN lower(d.summary_number) LIKE ${anywhere} ESCAPE '\\' THEN 1 ELSE 0 END)`;
+    }
+  }
+
+  const desc = f.order === 'desc';
+  // Documents without the sorted field come last either way.
+  const last = (type: 'date' | 'numeric'): string =>
+    `'${desc ? '-' : ''}${type === 'date' ? 'infinity' : 'Infinity'}'::${type}`;
+  const keys: Record<ListSort, { expr: string; type: string } | null> = {
+    uploaded: null,
+    relevance: { expr: score, type: 'int' },
+    issue_date: { expr: `COALESCE(d.summary_issue_date, ${last('date')})`, type: 'date' },
+    due_date: { expr: `COALESCE(d.summary_due_date, ${last('date')})`, type: 'date' },
+    amount: { expr: `COALESCE(d.summary_amount, ${last('numeric')})`, type: 'numeric' },
+  };
+  const key = keys[f.sort];
+  const cmp = desc ? '<' : '>';
+  const dir = desc ? 'DESC' : 'ASC';
+  if (f.after) {
+    const t = p(f.after.createdAt.toISOString());
+    const id = p(f.after.id);
+    where.push(
+      key
+        ? `(${key.expr}, d.created_at, d.id) ${cmp} (${p(f.after.key)}::${key.type}, ${t}::timestamptz, ${id}::uuid)`
+        : `(d.created_at, d.id) ${cmp} (${t}::timestamptz, ${id}::uuid)`,
+    );
+  }
+  const order = key ? `${key.expr} ${dir}, d.created_at ${dir}, d.id ${dir}` : `d.created_at ${dir}, d.id ${dir}`;
+  const sql = `SELECT ${ITEM_COLUMNS}, ${key ? `(${key.expr})::text` : 'NULL'} AS sort_key
+    FROM documents d WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ${p(f.limit + 1)}`;
+  return { sql, params };
+}
+
+const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const SORT_KEY = /^-?(?:\d{1,20}(?:\.\d{1,4})?|\d{4}-\d{2}-\d{2}|infinity|Infinity)$/;
+
+/**
+ * The cursor of a sorted or searched list: base64url of `{"s": sort, "o": order, "k": key, "t", "id"}`.
+ * It names its sort, so a cursor used with another sort is refused (400), never a silently wrong page.
+ */
+export function encodeSearchCursor(sort: ListSort, order: ListOrder, position: SearchPosition): string {
+  const value = { s: sort, o: order, k: position.key, t: position.createdAt.toISOString(), id: position.id };
+  return Buffer.from(JSON.stringify(value)).toString('base64url');
+}
+
+export function decodeSearchCursor(cursor: string, sort: ListSort, order: ListOrder): SearchPosition {
+  const invalid = () =>
+    AppError.badRequest('Malformed cursor', [
+      { path: '/cursor', message: 'must be a next_cursor value from a previous page of the same sort' },
+    ]);
+  if (cursor.length > 400 || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw invalid();
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw invalid();
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalid();
+  const { s, o, k, t, id } = value as Record<string, unknown>;
+  if (s !== sort || o !== order || typeof t !== 'string' || !ISO_MS.test(t) || typeof id !== 'string' || !isUuid(id)) {
+    throw invalid();
+  }
+  if (sort === 'uploaded' ? k !== null : typeof k !== 'string' || !SORT_KEY.test(k)) throw invalid();
+  const createdAt = new Date(t);
+  if (Number.isNaN(createdAt.getTime()) || createdAt.toISOString() !== t) throw invalid();
+  const position: SearchPosition = { key: k as string | null, createdAt, id: id.toLowerCase() };
+  if (encodeSearchCursor(sort, order, position) !== cursor) throw invalid();
+  return position;
+}
