@@ -38,6 +38,8 @@ describe('documents lifecycle (SDF-SPEC Documents, S1-S3, S11)', () => {
       status: 'pending',
       file_size_bytes: archive.length,
       created_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
+      // Read from data.json by the validation job: none yet.
+      summary: null,
     });
     const id = res.body.id as string;
 
