@@ -66,6 +66,7 @@ describe('readiness answers from a shared, briefly cached result (S15)', () => {
       expect(res.body).toEqual({
         status: 'ok',
         checks: { database: 'ok', redis: 'ok', storage: 'ok', counted: 'ok' },
+        details: { summary_backfill: { state: 'done', remaining: 0 } },
       });
     }
     expect(runs).toBe(1);
@@ -87,6 +88,7 @@ describe('readiness answers from a shared, briefly cached result (S15)', () => {
     expect(failed.body).toEqual({
       status: 'unavailable',
       checks: { database: 'ok', redis: 'ok', storage: 'ok', dependency: 'unavailable' },
+      details: { summary_backfill: { state: 'done', remaining: 0 } },
     });
     const runsAtFailure = runs;
     down = false;

@@ -7,6 +7,8 @@ export interface Readiness {
   checks: Record<string, 'ok' | 'unavailable'>;
   /** Why a check is unavailable, where it says (a disk full or read-only, free space below the threshold). */
   reasons: Record<string, string>;
+  /** What background work is doing (the summary backfill's progress); never decides the status. */
+  details: Record<string, unknown>;
 }
 
 /** A probe's failure whose reason is fit to show on the public readiness answer (no path, no secret). */
@@ -74,6 +76,7 @@ export class SharedResult<T> {
 @Injectable()
 export class ReadinessChecks {
   private readonly probes = new Map<string, () => Promise<unknown>>();
+  private readonly details = new Map<string, () => Promise<unknown>>();
   private readonly shared: SharedResult<Readiness>;
 
   constructor(@Inject(AppConfig) config: AppConfig) {
@@ -82,6 +85,11 @@ export class ReadinessChecks {
 
   register(name: string, probe: () => Promise<unknown>): void {
     this.probes.set(name, probe);
+  }
+
+  /** A detail shown beside the checks; one that fails or is slow is left out, and the status stays. */
+  registerDetail(name: string, read: () => Promise<unknown>): void {
+    this.details.set(name, read);
   }
 
   /** The latest result, at most READINESS_CACHE_MS old once made (a check itself takes at most 2 s). */
@@ -109,7 +117,16 @@ export class ReadinessChecks {
         );
       }),
     );
+    const details: Readiness['details'] = {};
+    await Promise.all(
+      [...this.details].map(async ([name, read]) => {
+        await withTimeout(Promise.resolve().then(read)).then(
+          (value) => void (details[name] = value),
+          () => undefined,
+        );
+      }),
+    );
     const ok = Object.values(checks).every((c) => c === 'ok');
-    return { status: ok ? 'ok' : 'unavailable', checks, reasons };
+    return { status: ok ? 'ok' : 'unavailable', checks, reasons, details };
   }
 }

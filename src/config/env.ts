@@ -164,6 +164,10 @@ export const envSchema = z.object({
   // S9: documents still pending this long after upload are enqueued again (a lost enqueue).
   PENDING_SWEEP_INTERVAL_MS: positiveInt.default(60_000),
   PENDING_SWEEP_AGE_MS: positiveInt.default(120_000),
+  // The summaries of documents stored before they existed: this many a batch, a pass every interval
+  // while any are left (the worker's backfill, docs/documents.md).
+  SUMMARY_BACKFILL_BATCH: positiveInt.max(1000).default(50),
+  SUMMARY_BACKFILL_INTERVAL_MS: positiveInt.default(5_000),
   // S9: a job that meets an outage of PostgreSQL, Redis or the store waits (doubling from 1 s up to this)
   // and is tried again without using an attempt.
   JOB_OUTAGE_MAX_DELAY_MS: positiveInt.default(30_000),

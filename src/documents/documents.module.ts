@@ -9,6 +9,8 @@ import { DocumentsService } from './documents.service.js';
 import { SdfDocument } from './entities/document.entity.js';
 import { OrphanSweeper } from './jobs/orphan-sweeper.js';
 import { PendingSweeper } from './jobs/pending-sweeper.js';
+import { SummaryBackfill } from './jobs/summary-backfill.js';
+import { SummaryBackfillProgress } from './summary-backfill-progress.js';
 import { configureValidateWorker, ValidateSdfProcessor } from './jobs/validate-sdf.processor.js';
 import { ProduceController, ProduceV1Controller } from './produce.controller.js';
 import { ProduceHandler } from './produce.handler.js';
@@ -43,7 +45,8 @@ export class DocumentsModule {
         UploadSlots,
         ValidationExtensions,
         ValidationPoolService,
-        ...workerProviders(config, [ValidateSdfProcessor, PendingSweeper, OrphanSweeper]),
+        SummaryBackfillProgress,
+        ...workerProviders(config, [ValidateSdfProcessor, PendingSweeper, OrphanSweeper, SummaryBackfill]),
       ],
       exports: [DocumentsRepository, DocumentsService, ValidationExtensions, ValidationPoolService],
     };

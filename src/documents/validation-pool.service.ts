@@ -61,11 +61,17 @@ export class ValidationPoolService implements OnApplicationShutdown {
   }
 
   /**
-   * data.json of a stored file (a Buffer or a local path), read in the pool (interactive lane): written
-   * to `output` when given, so its bytes never pass through this process, else returned.
+   * data.json of a stored file (a Buffer or a local path), read in the pool (interactive lane unless
+   * told: the summary backfill reads in the background one): written to `output` when given, so its
+   * bytes never pass through this process, else returned.
    */
-  extractData(tenantId: string, input: Buffer | string, output?: string): Promise<PoolDataResult> {
-    return this.started.extractData(input, { limits: this.limits, lane: 'interactive', tenant: tenantId, output });
+  extractData(
+    tenantId: string,
+    input: Buffer | string,
+    output?: string,
+    lane: PoolLane = 'interactive',
+  ): Promise<PoolDataResult> {
+    return this.started.extractData(input, { limits: this.limits, lane, tenant: tenantId, output });
   }
 
   /**

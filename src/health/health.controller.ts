@@ -31,6 +31,13 @@ class ReadinessDto {
       'Why a check is unavailable, for the checks that say: the storage disk full or read-only, or its free space below STORAGE_MIN_FREE_BYTES',
   })
   reasons?: Record<string, string>;
+  @ApiProperty({
+    description:
+      'Background work in progress, for operators; never decides the status. `summary_backfill`: documents ' +
+      'stored before summaries existed that are left to summarize (`remaining`), and `state` running or done',
+    example: { summary_backfill: { state: 'running', remaining: 1200 } },
+  })
+  details: Record<string, unknown>;
 }
 
 /** S15: liveness without credentials; readiness checks database, Redis and storage. */
@@ -73,6 +80,11 @@ export class HealthController {
     const readiness = await this.readiness.status();
     if (readiness.status !== 'ok') res.status(503);
     const reasons = Object.keys(readiness.reasons).length > 0 ? { reasons: { ...readiness.reasons } } : {};
-    return { status: readiness.status, checks: { ...readiness.checks }, ...reasons };
+    return {
+      status: readiness.status,
+      checks: { ...readiness.checks },
+      ...reasons,
+      details: { ...readiness.details },
+    };
   }
 }
