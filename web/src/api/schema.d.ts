@@ -53,7 +53,7 @@ export interface paths {
         };
         /**
          * Readiness: database, Redis and storage reachable
-         * @description No credentials. 200 when the database, Redis and storage answer, 503 with the failing check otherwise; anonymous callers share one result cached for READINESS_CACHE_MS.
+         * @description No credentials. 200 when the database, Redis and storage answer, 503 with the failing check otherwise (and, where it says, why: the storage disk full, read-only, or its free space below STORAGE_MIN_FREE_BYTES); anonymous callers share one result cached for READINESS_CACHE_MS.
          */
         get: operations["HealthController_ready"];
         put?: never;
@@ -987,8 +987,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create an organization and its owner; a verification mail goes out
-         * @description Creates the organization (a tenant on the Free plan) and its owner, and mails a verification link (24 h). Some actions (inviting, creating API keys) wait for the verified address. No credentials.
+         * Sign up: an organization and its owner; the next step is in the mail
+         * @description Creates the organization (a tenant on the Free plan) and its owner, and mails a verification link (24 h). Some actions (inviting, creating API keys) wait for the verified address. When the address already has an account, nothing is created and its owner is mailed a note with a sign-in link instead; the answer is the same either way, so it never tells who has an account. No credentials.
          */
         post: operations["AuthController_register"];
         delete?: never;
@@ -1821,6 +1821,13 @@ export interface components {
              */
             checks: Record<string, never>;
             /**
+             * @description Why a check is unavailable, for the checks that say: the storage disk full or read-only, or its free space below STORAGE_MIN_FREE_BYTES
+             * @example {
+             *       "storage": "free space 52428800 bytes is below STORAGE_MIN_FREE_BYTES (268435456)"
+             *     }
+             */
+            reasons?: Record<string, never>;
+            /**
              * @description Background work in progress, for operators; never decides the status. `summary_backfill`: documents stored before summaries existed that are left to summarize (`remaining`), and `state` running or done
              * @example {
              *       "summary_backfill": {
@@ -2135,7 +2142,12 @@ export interface components {
             /** @example false */
             is_signed: boolean;
             checks: components["schemas"]["ChecksDto"];
-            /** @example [] */
+            /**
+             * @description What passed with a caveat, one sentence each. Those about what visual.pdf does by itself begin with a code and a colon: PDF_OPEN_ACTION_URI (it contacts an address, named by scheme and host, as soon as it is opened), PDF_AUTO_ACTION_URI (it contacts one on a trigger such as a page opening, without a click), PDF_EMBEDDED_FILE (it embeds a file, named with its size when the file declares it). At most 20 are listed per code, then a count of the rest.
+             * @example [
+             *       "PDF_EMBEDDED_FILE: visual.pdf embeds the file \"factur-x.xml\" (5321 bytes)"
+             *     ]
+             */
             warnings: string[];
             signature?: components["schemas"]["SignatureResultDto"];
             /** @example null */
@@ -2155,6 +2167,7 @@ export interface components {
             valid: boolean;
             checks: components["schemas"]["ChecksDto"];
             /**
+             * @description What passed with a caveat, one sentence each. Those about what visual.pdf does by itself begin with a code and a colon: PDF_OPEN_ACTION_URI (it contacts an address, named by scheme and host, as soon as it is opened), PDF_AUTO_ACTION_URI (it contacts one on a trigger such as a page opening, without a click), PDF_EMBEDDED_FILE (it embeds a file, named with its size when the file declares it). At most 20 are listed per code, then a count of the rest.
              * @example [
              *       "meta.json: sdf_version 0.2 is newer than the supported 0.1; read as 0.1"
              *     ]
@@ -3057,6 +3070,13 @@ export interface components {
             organization: string;
             /** @example acme */
             slug: string;
+        };
+        RegistrationAcceptedDto: {
+            /**
+             * @description The address (in lower case) that a mail is on its way to
+             * @example owner@acme.example
+             */
+            email: string;
         };
         MailTokenDto: {
             /**
@@ -8258,12 +8278,13 @@ export interface operations {
             };
         };
         responses: {
-            201: {
+            /** @description A mail is on its way to the address */
+            202: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RegisteredDto"];
+                    "application/json": components["schemas"]["RegistrationAcceptedDto"];
                 };
             };
             /** @description Invalid body or weak password */
@@ -8275,7 +8296,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description Email or slug taken */
+            /** @description Slug taken */
             409: {
                 headers: {
                     [name: string]: unknown;
