@@ -1,5 +1,5 @@
 import { AppError } from '../common/errors.js';
-import { isUuid } from '../common/uuid.pipe.js';
+import { readCursor } from '../common/cursor.js';
 import type { DocumentSummary } from '../sdf/summary.js';
 import type { DocumentStatus } from './entities/document.entity.js';
 
@@ -185,7 +185,6 @@ export function listPageSql(tenantId: string, f: SearchFilter): { sql: string; p
   return { sql, params };
 }
 
-const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const SORT_KEY = /^-?(?:\d{1,20}(?:\.\d{1,4})?|\d{4}-\d{2}-\d{2}|infinity|Infinity)$/;
 
 /**
@@ -202,21 +201,11 @@ export function decodeSearchCursor(cursor: string, sort: ListSort, order: ListOr
     AppError.badRequest('Malformed cursor', [
       { path: '/cursor', message: 'must be a next_cursor value from a previous page of the same sort' },
     ]);
-  if (cursor.length > 400 || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw invalid();
-  let value: unknown;
-  try {
-    value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    throw invalid();
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalid();
-  const { s, o, k, t, id } = value as Record<string, unknown>;
-  if (s !== sort || o !== order || typeof t !== 'string' || !ISO_MS.test(t) || typeof id !== 'string' || !isUuid(id)) {
-    throw invalid();
-  }
+  const { record, position: at } = readCursor(cursor, 400, invalid);
+  const { s, o, k } = record;
+  if (s !== sort || o !== order) throw invalid();
   if (sort === 'uploaded' ? k !== null : typeof k !== 'string' || !SORT_KEY.test(k)) throw invalid();
-  const createdAt = new Date(t);
-  if (Number.isNaN(createdAt.getTime()) || createdAt.toISOString() !== t) throw invalid();
+  const { createdAt, id } = at;
   const position: SearchPosition = { key: k as string | null, createdAt, id: id.toLowerCase() };
   if (encodeSearchCursor(sort, order, position) !== cursor) throw invalid();
   return position;
