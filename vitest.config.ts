@@ -15,6 +15,7 @@ const ALONE = [
   'test/documents-uploads-in-flight.e2e-spec.ts',
   'test/rate-limit.e2e-spec.ts',
   'test/accounts-totp-bruteforce.e2e-spec.ts',
+  'test/accounts-register-known-address.e2e-spec.ts',
   'test/job-outages.e2e-spec.ts',
   'test/build-if-stale.e2e-spec.ts',
   'test/lockfile.e2e-spec.ts',

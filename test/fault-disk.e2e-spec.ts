@@ -235,7 +235,15 @@ describe('the storage disk fills up or turns read-only', () => {
       'every document signed',
       RESUME_BOUND_MS,
     );
-    expect((await upload()).status).toBe(201);
+    const after = await upload();
+    expect(after.status).toBe(201);
+    // Judged like any other upload once the disk takes writes again.
+    const afterId = (after.body as { id: string }).id;
+    await waitUntil(
+      async () => (await record(afterId)).status === 'valid',
+      'the upload after the outage valid',
+      60_000,
+    );
     expect(since(api, apiFrom, (l) => /^storage takes no writes/.test(l.msg ?? ''))).toHaveLength(1);
     expect(since(api, apiFrom, (l) => l.msg === 'storage takes writes again')).toHaveLength(1);
   }, 180_000);
