@@ -1,5 +1,20 @@
-/** SDF-SPEC Events: the four event names; nothing else is ever emitted or accepted. */
-export const EVENT_NAMES = ['document.uploaded', 'document.validated', 'document.signed', 'document.deleted'] as const;
+/** SDF-SPEC Events: the specification's four event names, unchanged. */
+export const SPEC_EVENT_NAMES = [
+  'document.uploaded',
+  'document.validated',
+  'document.signed',
+  'document.deleted',
+] as const;
+
+/**
+ * The service's own document events beyond the specification's four: a signing that ended for good without
+ * signing, and an ERP push that finished (C2). Delivered only to webhooks that name them (SDF-SPEC Events:
+ * unsubscribed events are not delivered), so a receiver written to the specification never meets them.
+ */
+export const EXTENSION_EVENT_NAMES = ['document.signing_failed', 'document.erp_pushed'] as const;
+
+/** Every event name the service emits and accepts (webhook subscriptions, the stream's `types`). */
+export const EVENT_NAMES = [...SPEC_EVENT_NAMES, ...EXTENSION_EVENT_NAMES] as const;
 export type EventName = (typeof EVENT_NAMES)[number];
 
 export function isEventName(value: unknown): value is EventName {

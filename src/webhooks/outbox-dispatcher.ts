@@ -16,6 +16,10 @@ const BATCH_SIZE = 100;
 /** The channel the outbox trigger notifies on each committed insert (see the webhooks migration). */
 const OUTBOX_CHANNEL = 'outbox_events';
 const RELISTEN_DELAY_MS = 2000;
+/** A failed pass is tried again after this at most, however long the poll interval is set. */
+const RETRY_AFTER_FAILURE_MS = 1000;
+/** A pass that skipped rows another transaction held looks again after this (or the poll, if sooner). */
+const RETRY_AFTER_SKIPPED_MS = 100;
 /** An enqueue that hangs (Redis away) is abandoned after this; the rows stay undispatched. */
 const ENQUEUE_TIMEOUT_MS = 15_000;
 /** How often dispatched events past OUTBOX_RETENTION_HOURS are deleted, and how many a statement. */
@@ -49,6 +53,8 @@ export class OutboxDispatcher implements OnApplicationBootstrap, OnApplicationSh
   private again = false;
   private listener: pg.Client | undefined;
   private prunedAt = 0;
+  /** The last pass left subscribed events behind that another transaction held (SKIP LOCKED). */
+  private skipped = false;
 
   constructor(
     @InjectDataSource() private readonly ds: DataSource,
@@ -152,7 +158,7 @@ export class OutboxDispatcher implements OnApplicationBootstrap, OnApplicationSh
    * transaction and no further round trip); the rest go through the transactional hand-over.
    */
   async dispatchBatch(): Promise<number> {
-    const [{ quiet, subscribed }] = (await this.ds.query(
+    const [{ quiet, waiting }] = (await this.ds.query(
       `WITH quiet AS (
          UPDATE outbox_events SET dispatched_at = now()
           WHERE id IN (
@@ -163,10 +169,18 @@ export class OutboxDispatcher implements OnApplicationBootstrap, OnApplicationSh
              FOR UPDATE SKIP LOCKED)
          RETURNING 1)
        SELECT (SELECT count(*) FROM quiet)::int AS quiet,
-              EXISTS (SELECT 1 FROM outbox_events e WHERE e.dispatched_at IS NULL AND ${SUBSCRIBED}) AS subscribed`,
+              (SELECT count(*) FROM (
+                 SELECT 1 FROM outbox_events e WHERE e.dispatched_at IS NULL AND ${SUBSCRIBED} LIMIT $1) w)::int AS waiting`,
       [BATCH_SIZE],
-    )) as [{ quiet: number; subscribed: boolean }];
-    return quiet + (subscribed ? await this.dispatchSubscribed() : 0);
+    )) as [{ quiet: number; waiting: number }];
+    if (waiting === 0) return quiet;
+    const handed = await this.dispatchSubscribed();
+    // Fewer handed over than were waiting: the rest were held by another transaction and skipped. The
+    // event stream numbers each new event in a transaction of its own (src/events/event-stream.ts), which
+    // commits within milliseconds and wakes no dispatcher, so the pass is repeated shortly rather than
+    // left to the poll (or to the next commit).
+    if (handed < waiting) this.skipped = true;
+    return quiet + handed;
   }
 
   private async dispatchSubscribed(): Promise<number> {
@@ -221,12 +235,14 @@ export class OutboxDispatcher implements OnApplicationBootstrap, OnApplicationSh
     if (this.stopped) return;
     clearTimeout(this.timer);
     this.timer = setTimeout(() => {
+      let failed = false;
       this.running = this.drain()
         .then(
           (n) => {
             if (n > 0) this.logger.debug({ msg: 'outbox dispatched', events: n });
           },
           (err: unknown) => {
+            failed = true;
             // An outage is said once by the outage log, not once a second here.
             if (!this.outages.failed('outbox dispatch', err))
               this.logger.warn({ msg: 'outbox dispatch failed; will retry', error: (err as Error).message });
@@ -236,7 +252,12 @@ export class OutboxDispatcher implements OnApplicationBootstrap, OnApplicationSh
           this.running = undefined;
           const now = this.again;
           this.again = false;
-          this.schedule(now ? 0 : this.config.env.WEBHOOK_DISPATCH_INTERVAL_MS);
+          // A pass that failed, or that skipped rows another transaction held, must not leave its events
+          // to the next poll, which a long interval can put minutes away: it is repeated soon.
+          const interval = this.config.env.WEBHOOK_DISPATCH_INTERVAL_MS;
+          const retry = failed ? RETRY_AFTER_FAILURE_MS : this.skipped ? RETRY_AFTER_SKIPPED_MS : interval;
+          this.skipped = false;
+          this.schedule(now ? 0 : Math.min(interval, retry));
         });
     }, delayMs);
   }

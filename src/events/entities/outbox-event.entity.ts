@@ -21,4 +21,8 @@ export class OutboxEvent {
 
   @Column({ type: 'timestamptz', nullable: true })
   dispatched_at: Date | null;
+
+  /** The event's number on the event stream, given once its transaction committed (null until then). */
+  @Column({ type: 'bigint', nullable: true })
+  seq: string | null;
 }

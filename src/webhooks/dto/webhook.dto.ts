@@ -34,7 +34,14 @@ export class CreateWebhookDto {
   @MaxLength(512)
   secret: string;
 
-  @ApiProperty({ enum: EVENT_NAMES, isArray: true, example: ['document.validated', 'document.signed'] })
+  @ApiProperty({
+    enum: EVENT_NAMES,
+    isArray: true,
+    example: ['document.validated', 'document.signed'],
+    description:
+      "The events to deliver: the specification's four, and the service's own document.signing_failed and " +
+      'document.erp_pushed, which go only to a webhook that names them',
+  })
   @IsArray()
   @ArrayNotEmpty()
   @ArrayMaxSize(EVENT_NAMES.length)

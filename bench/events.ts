@@ -1,0 +1,254 @@
+/**
+ * bench:events — the event stream under load: 1,000 concurrent streams on one API process (a worker
+ * process beside it validates), memory per open stream, and the latency of `document.validated` events
+ * from the worker's commit to the client while uploads arrive at BENCH_RATE per second; beside it, in the
+ * same run, the same load with a single stream (the baseline).
+ *
+ * Latency is the client's read time minus the event's `timestamp`, which the worker writes in the same
+ * transaction just before it commits: an upper bound of commit-to-client by that transaction's last
+ * statement and commit (well under a millisecond here). One machine, one clock.
+ *
+ * BENCH_STREAMS (1000), BENCH_RATE uploads/s (100), BENCH_SECONDS per phase (20).
+ */
+import http from 'node:http';
+import { readFileSync } from 'node:fs';
+import {
+  benchArchive,
+  benchSetup,
+  benchTenant,
+  percentile,
+  run,
+  startProcess,
+  stopProcesses,
+  type BenchSetup,
+} from './harness.js';
+
+const STREAMS = Number(process.env.BENCH_STREAMS ?? 1000);
+const RATE = Number(process.env.BENCH_RATE ?? 100);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
+const TIMESTAMP = /"timestamp":"([^"]+)"/g;
+
+/** One stream kept by this process: counts events and records latencies, parsing no more than needed. */
+class BenchStream {
+  events = 0;
+  private rest = '';
+  private req: http.ClientRequest | undefined;
+
+  constructor(private readonly latencies: number[] | null) {}
+
+  open(url: string, key: string): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.req = http.get(url, { headers: { 'X-API-Key': key, Accept: 'text/event-stream' } }, (res) => {
+        if (res.statusCode !== 200) {
+          reject(new Error(`stream answered ${res.statusCode}`));
+          res.resume();
+          return;
+        }
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => this.take(chunk));
+        resolve();
+      });
+      this.req.on('error', reject);
+    });
+  }
+
+  private take(chunk: string): void {
+    const now = Date.now();
+    const text = this.rest + chunk;
+    const end = text.lastIndexOf('\n\n');
+    if (end < 0) {
+      this.rest = text;
+      return;
+    }
+    this.rest = text.slice(end + 2);
+    for (const m of text.slice(0, end).matchAll(TIMESTAMP)) {
+      this.events++;
+      this.latencies?.push(now - Date.parse(m[1]!));
+    }
+  }
+
+  close(): void {
+    this.req?.destroy();
+  }
+}
+
+/** The median of five readings a quarter second apart (the resident set moves with every collection). */
+async function steadyRss(pid: number): Promise<number> {
+  const readings: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    readings.push(rssOf(pid));
+    await sleep(250);
+  }
+  return readings.sort((a, b) => a - b)[2]!;
+}
+
+function rssOf(pid: number): number {
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('VmRSS:'));
+  return Number(line?.match(/\d+/)?.[0] ?? 0) * 1024;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Uploads at `rate` per second for `seconds` (open loop: a slow answer does not slow the schedule). */
+async function uploadAt(url: string, key: string, archive: Buffer, rate: number, seconds: number) {
+  const began = Date.now();
+  const total = Math.round(rate * seconds);
+  let ok = 0;
+  let failed = 0;
+  const statuses = new Map<string, number>();
+  const count = (what: string) => statuses.set(what, (statuses.get(what) ?? 0) + 1);
+  const inFlight: Promise<void>[] = [];
+  for (let i = 0; i < total; i++) {
+    const due = began + (i * 1000) / rate;
+    if (due > Date.now()) await sleep(due - Date.now());
+    const form = new FormData();
+    form.append('file', new Blob([archive]), 'bench.sdf');
+    inFlight.push(
+      fetch(`${url}/upload`, { method: 'POST', headers: { 'X-API-Key': key }, body: form }).then(
+        async (res) => {
+          await res.arrayBuffer();
+          if (res.status === 201) ok++;
+          else {
+            failed++;
+            count(String(res.status));
+          }
+        },
+        (err: unknown) => {
+          failed++;
+          count((err as Error).message);
+        },
+      ),
+    );
+  }
+  await Promise.all(inFlight);
+  const failures = [...statuses].map(([k, n]) => `${k}: ${n}`).join(', ');
+  return { ok, failed, failures, rate: total / ((Date.now() - began) / 1000) };
+}
+
+async function phase(
+  label: string,
+  api: string,
+  key: string,
+  archive: Buffer,
+  measured: BenchStream[],
+  latencies: number[],
+  setup: BenchSetup,
+  tenantId: string,
+) {
+  const before = measured.map((s) => s.events);
+  const uploads = await uploadAt(api, key, archive, RATE, SECONDS);
+  // Every upload's validation ends, and its event reaches the streams.
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    const pending = await setup.db.query(
+      `SELECT 1 FROM documents WHERE tenant_id = $1 AND status = 'pending' LIMIT 1`,
+      [tenantId],
+    );
+    if (pending.rowCount === 0 || Date.now() > deadline) break;
+    await sleep(200);
+  }
+  await sleep(2000);
+  const got = measured.map((s, i) => s.events - before[i]!);
+  const sorted = [...latencies].sort((a, b) => a - b);
+  return {
+    label,
+    streams: measured.length,
+    uploads,
+    eventsPerStream: { min: Math.min(...got), max: Math.max(...got) },
+    p50: percentile(sorted, 50),
+    p99: percentile(sorted, 99),
+    max: sorted.at(-1) ?? NaN,
+    samples: sorted.length,
+  };
+}
+
+async function main(): Promise<void> {
+  const setup = await benchSetup({
+    EVENTS_MAX_PER_TENANT: String(STREAMS + 10),
+    EVENTS_MAX_PER_PROCESS: String(STREAMS + 10),
+    UPLOADS_IN_FLIGHT_PER_TENANT: '1000',
+  });
+  const children = [];
+  try {
+    const api = await startProcess('api', setup.env);
+    const worker = await startProcess('worker', setup.env);
+    children.push(api.child, worker.child);
+    const url = api.url!;
+    const tenant = await benchTenant(url, setup.config, 'Events');
+    const archive = await benchArchive(10 * 1024);
+    const query = `${url}/events?types=document.validated`;
+
+    // Memory first, before any upload has made garbage: the API process's resident set, then the streams.
+    await sleep(3000);
+    const rssBefore = await steadyRss(api.child.pid!);
+    const loadLatencies: number[] = [];
+    const streams: BenchStream[] = [];
+    for (let i = 0; i < STREAMS; i += 50) {
+      const batch = Array.from({ length: Math.min(50, STREAMS - i) }, () => new BenchStream(loadLatencies));
+      await Promise.all(batch.map((s) => s.open(query, tenant.key)));
+      streams.push(...batch);
+    }
+    await sleep(3000);
+    const rssAfter = await steadyRss(api.child.pid!);
+    const perStream = (rssAfter - rssBefore) / STREAMS;
+    for (const s of streams) s.close();
+    await sleep(2000);
+
+    // Baseline: the same upload rate with one stream.
+    const baselineLatencies: number[] = [];
+    const one = new BenchStream(baselineLatencies);
+    await one.open(query, tenant.key);
+    await sleep(1000);
+    const baseline = await phase('1 stream', url, tenant.key, archive, [one], baselineLatencies, setup, tenant.id);
+    one.close();
+    await sleep(1000);
+
+    // The load: the same upload rate with every stream open again.
+    loadLatencies.length = 0;
+    streams.length = 0;
+    for (let i = 0; i < STREAMS; i += 50) {
+      const batch = Array.from({ length: Math.min(50, STREAMS - i) }, () => new BenchStream(loadLatencies));
+      await Promise.all(batch.map((s) => s.open(query, tenant.key)));
+      streams.push(...batch);
+    }
+    await sleep(2000);
+    const load = await phase(`${STREAMS} streams`, url, tenant.key, archive, streams, loadLatencies, setup, tenant.id);
+    const rssLoaded = rssOf(api.child.pid!);
+    for (const s of streams) s.close();
+
+    const mb = (b: number) => (b / 1024 / 1024).toFixed(1);
+    console.log(`bench:events — ${STREAMS} streams on one API process, ${RATE} uploads/s for ${SECONDS} s per phase`);
+    console.log(
+      `API process RSS: ${mb(rssBefore)} MB before the streams, ${mb(rssAfter)} MB with ${STREAMS} open and idle ` +
+        `(${(perStream / 1024).toFixed(1)} KB per stream), ${mb(rssLoaded)} MB after the load phase`,
+    );
+    console.log(
+      'phase        | streams | uploads/s sent | ok / failed | events per stream | p50 ms | p99 ms | max ms | samples',
+    );
+    for (const r of [baseline, load]) {
+      console.log(
+        [
+          r.label.padEnd(12),
+          String(r.streams).padStart(7),
+          r.uploads.rate.toFixed(1).padStart(14),
+          `${r.uploads.ok} / ${r.uploads.failed}`.padStart(11),
+          `${r.eventsPerStream.min}..${r.eventsPerStream.max}`.padStart(17),
+          r.p50.toFixed(0).padStart(6),
+          r.p99.toFixed(0).padStart(6),
+          r.max.toFixed(0).padStart(6),
+          String(r.samples).padStart(7),
+        ].join(' | '),
+      );
+    }
+    for (const r of [baseline, load])
+      if (r.uploads.failures) console.log(`${r.label}: failed uploads ${r.uploads.failures}`);
+    console.log(`goal p99 <= 250 ms with ${STREAMS} streams: ${load.p99 <= 250 ? 'met' : 'NOT met'}`);
+  } finally {
+    await stopProcesses(children);
+    await setup.cleanup();
+  }
+}
+
+run(main);

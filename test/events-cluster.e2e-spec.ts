@@ -1,0 +1,135 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildSdf } from './helpers/sdf-fixtures.js';
+import { projectRoot } from './helpers/processes.js';
+import { ServiceCluster, type ServiceProcess } from './helpers/service-processes.js';
+import { StreamClient } from './helpers/sse.js';
+import { waitUntil } from './helpers/wait.js';
+
+/**
+ * The event stream across processes, run from the build as an operator runs it: two API and two worker
+ * processes on one PostgreSQL and Redis. An event committed by any worker reaches the streams of every
+ * API; a client resumes on a restarted API exactly where it stopped.
+ */
+describe('the event stream with two API and two worker processes', () => {
+  let cluster: ServiceCluster;
+  let apis: ServiceProcess[];
+  const streams: StreamClient[] = [];
+  const children: ChildProcess[] = [];
+
+  const open = async (api: ServiceProcess | string, key: string, query = '', headers: Record<string, string> = {}) => {
+    const url = typeof api === 'string' ? api : api.url;
+    const s = await StreamClient.open(`${url}/events${query}`, { 'X-API-Key': key, ...headers });
+    streams.push(s);
+    return s;
+  };
+  const upload = async (api: ServiceProcess, key: string, archive: Buffer): Promise<string> => {
+    const res = await api.http().post('/upload').set('X-API-Key', key).attach('file', archive, 'f.sdf');
+    expect(res.status).toBe(201);
+    return res.body.id as string;
+  };
+
+  beforeAll(async () => {
+    cluster = await ServiceCluster.create({ env: { EVENTS_HEARTBEAT_MS: '1000' } });
+    apis = await Promise.all([cluster.start('api'), cluster.start('api')]);
+    await Promise.all([cluster.start('worker'), cluster.start('worker')]);
+  }, 120_000);
+  afterAll(async () => {
+    for (const c of children) c.kill('SIGKILL');
+    await Promise.all(streams.map((s) => s.close()));
+    await cluster?.remove();
+  });
+
+  it('100 uploads through both APIs: a stream on each API sees all 100 valid events exactly once', async () => {
+    const tenant = await cluster.createTenant(apis[0]!);
+    const onEach = await Promise.all(apis.map((api) => open(api, tenant.apiKey, '?types=document.validated')));
+    for (const s of onEach) await s.until((c) => c.retry !== undefined, 'the stream to open');
+    const archives = await Promise.all(Array.from({ length: 5 }, async () => (await buildSdf()).archive));
+    const accepted: string[] = [];
+    let sent = 0;
+    const client = async (n: number) => {
+      while (sent < 100) {
+        const i = sent++;
+        accepted.push(await upload(apis[(i + n) % 2]!, tenant.apiKey, archives[i % archives.length]!));
+      }
+    };
+    await Promise.all([0, 1, 2, 3].map(client));
+    expect(accepted).toHaveLength(100);
+    for (const s of onEach) await s.until((c) => c.events().length >= 100, 'one hundred valid events', 120_000);
+    // Whatever else would come is given the time to come: a heartbeat after the last event.
+    for (const s of onEach) {
+      const beats = s.comments.length;
+      await s.until((c) => c.comments.length > beats, 'a heartbeat after the events');
+    }
+    for (const s of onEach) {
+      const events = s.events();
+      expect(events.every((e) => e.event === 'document.validated')).toBe(true);
+      const documents = events.map((e) => (JSON.parse(e.data) as { data: { id: string; status: string } }).data);
+      expect(documents.every((d) => d.status === 'valid')).toBe(true);
+      expect(documents.map((d) => d.id).sort()).toEqual([...accepted].sort());
+      const ids = events.map((e) => Number(e.id));
+      expect(ids).toEqual([...ids].sort((a, b) => a - b));
+    }
+    // Both APIs wrote the same events under the same ids, in the same order.
+    expect(onEach[0]!.events().map((e) => e.id)).toEqual(onEach[1]!.events().map((e) => e.id));
+  }, 240_000);
+
+  it('a client that drops after event N resumes on the restarted API from N+1, none lost nor repeated; sdf watch too', async () => {
+    const tenant = await cluster.createTenant(apis[1]!);
+    const archive = (await buildSdf()).archive;
+    // The reference: a stream on the API that stays up the whole time.
+    const reference = await open(apis[1]!, tenant.apiKey);
+    const dropped = await open(apis[0]!, tenant.apiKey);
+    await dropped.until((c) => c.retry !== undefined, 'the stream to open');
+    const port = apis[0]!.port!;
+    const watcher = spawn(
+      process.execPath,
+      ['dist/src/cli/sdf.js', 'watch', '--url', apis[0]!.url, '--api-key', tenant.apiKey],
+      { cwd: projectRoot, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    children.push(watcher);
+    let watchOut = '';
+    let watchErr = '';
+    watcher.stdout!.on('data', (d: Buffer) => (watchOut += d.toString()));
+    watcher.stderr!.on('data', (d: Buffer) => (watchErr += d.toString()));
+    await waitUntil(() => watchErr.includes('connected'), 'sdf watch to connect', 20_000);
+
+    const before = [];
+    for (let i = 0; i < 3; i++) before.push(await upload(apis[1]!, tenant.apiKey, archive));
+    await dropped.until((c) => c.events().length >= 6, 'uploaded and validated of three documents');
+    await waitUntil(() => watchOut.trim().split('\n').length >= 6, 'sdf watch to print six events', 20_000);
+    const seen = dropped.events();
+    const n = seen.at(-1)!.id!;
+
+    // The API process stops (as a deployment does); its streams end, and events go on meanwhile.
+    apis[0]!.signal('SIGTERM');
+    await apis[0]!.exited;
+    await dropped.ended;
+    const after = [];
+    for (let i = 0; i < 3; i++) after.push(await upload(apis[1]!, tenant.apiKey, archive));
+    await reference.until((c) => c.events().length >= 12, 'all twelve events on the reference stream', 60_000);
+    apis[0] = await cluster.start('api', { PORT: String(port) });
+
+    const resumed = await open(`http://127.0.0.1:${port}`, tenant.apiKey, '', { 'Last-Event-ID': n });
+    await resumed.until((c) => c.events().length >= 6, 'the six events after N');
+    const all = reference.events();
+    expect(all.map((e) => e.event)).toEqual(Array(6).fill(['document.uploaded', 'document.validated']).flat());
+    expect(seen.map((e) => e.id)).toEqual(all.slice(0, 6).map((e) => e.id));
+    expect(resumed.events().map((e) => e.id)).toEqual(all.slice(6).map((e) => e.id));
+    expect(resumed.events().map((e) => e.data)).toEqual(all.slice(6).map((e) => e.data));
+
+    // sdf watch reconnected by itself to the restarted API and printed the rest, each event once.
+    await waitUntil(() => watchOut.trim().split('\n').length >= 12, 'sdf watch to print twelve events', 60_000);
+    const lines = watchOut.trim().split('\n');
+    expect(lines).toHaveLength(12);
+    const documents = [...before, ...after];
+    lines.forEach((line, i) => {
+      const [time, type, id, status] = line.split(/\s+/);
+      expect(Number.isNaN(Date.parse(time!))).toBe(false);
+      expect(type).toBe(i % 2 === 0 ? 'document.uploaded' : 'document.validated');
+      expect(id).toBe(documents[Math.floor(i / 2)]);
+      expect(status).toBe(i % 2 === 0 ? 'pending' : 'valid');
+    });
+    expect(watchErr).toMatch(new RegExp(`resuming after event ${n}`));
+  }, 240_000);
+});

@@ -1,0 +1,276 @@
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EVENT_NAMES } from '../src/events/events.js';
+import { EventStream } from '../src/events/event-stream.js';
+import { startApp, type TestApp } from './helpers/app.js';
+import { recordDocumentEvent, registerWebhook } from './helpers/events.js';
+import { buildSdf } from './helpers/sdf-fixtures.js';
+import { StreamClient } from './helpers/sse.js';
+import { createTenant, type TenantFixture } from './helpers/tenants.js';
+import { WebhookReceiver } from './helpers/webhook-receiver.js';
+
+const MAX_PER_TENANT = 4;
+const HEARTBEAT_MS = 300;
+const MAX_BUFFER = 64 * 1024;
+
+/**
+ * GET /events end to end against one API instance on a real PostgreSQL and Redis: the document events of
+ * a tenant, with the webhook's bodies, in order, resumable, bounded, and never another tenant's.
+ */
+describe('the event stream (GET /events)', () => {
+  let t: TestApp;
+  let base: string;
+  let tenant: TenantFixture;
+  let other: TenantFixture;
+  let receiver: WebhookReceiver;
+  const streams: StreamClient[] = [];
+
+  const open = async (key: string, query = '', headers: Record<string, string> = {}) => {
+    const s = await StreamClient.open(`${base}/events${query}`, { 'X-API-Key': key, ...headers });
+    streams.push(s);
+    return s;
+  };
+
+  beforeAll(async () => {
+    t = await startApp({
+      env: {
+        WEBHOOK_DISPATCH_INTERVAL_MS: '50',
+        EVENTS_MAX_PER_TENANT: String(MAX_PER_TENANT),
+        EVENTS_HEARTBEAT_MS: String(HEARTBEAT_MS),
+        EVENTS_MAX_BUFFER_BYTES: String(MAX_BUFFER),
+      },
+    });
+    await t.app.listen(0, '127.0.0.1');
+    base = `http://127.0.0.1:${(t.app.getHttpServer().address() as AddressInfo).port}`;
+    tenant = await createTenant(t);
+    other = await createTenant(t);
+    receiver = await WebhookReceiver.start(() => 200);
+  });
+  afterAll(async () => {
+    await Promise.all(streams.map((s) => s.close()));
+    await receiver?.close();
+    await t?.close();
+  });
+
+  it('carries uploaded then valid for an upload and signed for a signing, in order, with the webhook bodies', async () => {
+    await registerWebhook(t, tenant.apiKey, {
+      url: receiver.url(),
+      secret: 'a-secret-of-enough-length-123',
+      events: [...EVENT_NAMES],
+    });
+    const stream = await open(tenant.apiKey);
+    const foreign = await open(other.apiKey);
+    expect(stream.status).toBe(200);
+    expect(stream.headers['content-type']).toBe('text/event-stream; charset=utf-8');
+    expect(stream.headers['cache-control']).toBe('no-cache, no-transform');
+    expect(stream.headers['x-accel-buffering']).toBe('no');
+    expect(stream.headers['connection']).toBe('keep-alive');
+    await stream.until((s) => s.retry !== undefined, 'the retry field');
+    expect(stream.retry).toBe(2000);
+
+    const { archive } = await buildSdf();
+    const up = await t.http().post('/upload').set('X-API-Key', tenant.apiKey).attach('file', archive, 'a.sdf');
+    expect(up.status).toBe(201);
+    const id = up.body.id as string;
+    await stream.until((s) => s.events().length >= 2, 'uploaded and validated');
+    await t.http().post(`/sign/${id}`).set('X-API-Key', tenant.apiKey).expect(202);
+    await stream.until((s) => s.events().length >= 3, 'signed');
+
+    const events = stream.events();
+    expect(events.map((e) => e.event)).toEqual(['document.uploaded', 'document.validated', 'document.signed']);
+    expect(events.map((e) => JSON.parse(e.data).data.status)).toEqual(['pending', 'valid', 'signed']);
+    const ids = events.map((e) => Number(e.id));
+    expect(ids).toEqual([...ids].sort((a, b) => a - b));
+    expect(new Set(ids).size).toBe(3);
+
+    // The data of each event is byte for byte the body its webhook delivery carried.
+    const deliveries = await receiver.waitFor(3, 30_000);
+    for (const e of events) {
+      const body = JSON.parse(e.data) as { id: string; data: { id: string } };
+      expect(body.data.id).toBe(id);
+      const delivery = deliveries.find((d) => d.json.id === body.id);
+      expect(delivery?.raw.toString()).toBe(e.data);
+    }
+
+    // The other tenant's stream, open all along, carried none of them.
+    await foreign.until((f) => f.comments.includes('heartbeat'), 'a heartbeat on the other stream');
+    expect(foreign.events()).toEqual([]);
+    await Promise.all([stream.close(), foreign.close()]);
+  });
+
+  it('sends a heartbeat comment every EVENTS_HEARTBEAT_MS', async () => {
+    const stream = await open(tenant.apiKey);
+    await stream.until((s) => s.comments.filter((c) => c === 'heartbeat').length >= 2, 'two heartbeats', 10_000);
+    await stream.close();
+  });
+
+  it('resumes exactly after Last-Event-ID (header or query), filters by type and document', async () => {
+    const first = await open(tenant.apiKey);
+    await first.until((s) => s.retry !== undefined, 'the stream to open');
+    const documentId = crypto.randomUUID();
+    const recorded = [];
+    for (let i = 0; i < 6; i++) {
+      const name = EVENT_NAMES[i % EVENT_NAMES.length];
+      recorded.push(await recordDocumentEvent(t, tenant.id, name, i % 2 === 0 ? { id: documentId } : {}));
+    }
+    await first.until((s) => s.events().length >= 6, 'six events');
+    const all = first.events();
+    expect(all.map((e) => (JSON.parse(e.data) as { id: string }).id)).toEqual(recorded.map((r) => r.id));
+    await first.close();
+
+    // Disconnected after event 3: resuming gets 4, 5, 6, none lost nor repeated.
+    const resumed = await open(tenant.apiKey, '', { 'Last-Event-ID': all[2].id! });
+    await resumed.until((s) => s.events().length >= 3, 'the three events after the third');
+    expect(resumed.events().map((e) => e.id)).toEqual(all.slice(3).map((e) => e.id));
+    expect(resumed.messages.filter((m) => m.event === 'stream.restarted')).toEqual([]);
+
+    const byQuery = await open(tenant.apiKey, `?last_event_id=${all[4].id}`);
+    await byQuery.until((s) => s.events().length >= 1, 'the last event');
+    expect(byQuery.events().map((e) => e.id)).toEqual([all[5].id]);
+
+    const filtered = await open(
+      tenant.apiKey,
+      `?types=document.uploaded,document.signed&document=${documentId}&last_event_id=${Number(all[0].id) - 1}`,
+    );
+    const expected = all.filter((e) => {
+      const body = JSON.parse(e.data) as { event: string; data: { id: string } };
+      return ['document.uploaded', 'document.signed'].includes(body.event) && body.data.id === documentId;
+    });
+    expect(expected.length).toBeGreaterThan(0);
+    await filtered.until((s) => s.events().length >= expected.length, 'the filtered events');
+    // A later event of the same document but another type does not come.
+    await recordDocumentEvent(t, tenant.id, 'document.deleted', { id: documentId });
+    const marker = await recordDocumentEvent(t, tenant.id, 'document.signed', { id: documentId });
+    await filtered.until((s) => s.events().some((e) => e.data.includes(marker.id)), 'the marker event');
+    expect(filtered.events().map((e) => e.id)).toEqual([...expected.map((e) => e.id), filtered.events().at(-1)!.id]);
+    await Promise.all([resumed.close(), byQuery.close(), filtered.close()]);
+  });
+
+  it('says where the stream restarts when the id is past the retention window', async () => {
+    const old = await recordDocumentEvent(t, tenant.id, 'document.uploaded');
+    const kept = await recordDocumentEvent(t, tenant.id, 'document.validated');
+    const stream = await open(tenant.apiKey);
+    await stream.until((s) => s.retry !== undefined, 'the stream to open');
+    await recordDocumentEvent(t, tenant.id, 'document.deleted');
+    await stream.until((s) => s.events().length >= 1, 'an event');
+    await stream.close();
+    const [oldRow] = (await t.ds.query(`SELECT seq FROM outbox_events WHERE id = $1`, [old.id])) as { seq: string }[];
+    const [keptRow] = (await t.ds.query(`SELECT seq FROM outbox_events WHERE id = $1`, [kept.id])) as {
+      seq: string;
+    }[];
+    // What the hourly pruning does to events past OUTBOX_RETENTION_HOURS: every event up to `old` goes.
+    await t.ds.query(`DELETE FROM outbox_events WHERE seq <= $1`, [oldRow.seq]);
+    const oldest = ((await t.ds.query(`SELECT min(seq) AS min FROM outbox_events`)) as { min: string }[])[0].min;
+
+    const resumed = await open(tenant.apiKey, '', { 'Last-Event-ID': String(Number(oldRow.seq) - 1) });
+    await resumed.until((s) => s.messages.length >= 2, 'the restart notice and an event');
+    const [notice] = resumed.messages;
+    expect(notice.event).toBe('stream.restarted');
+    const restarted = JSON.parse(notice.data) as { reason: string; resumed_from: number };
+    expect(restarted.resumed_from).toBe(Number(oldest) - 1);
+    expect(notice.id).toBe(String(Number(oldest) - 1));
+    expect(restarted.reason).toMatch(/retention/);
+    expect(Number(resumed.events()[0].id)).toBeGreaterThanOrEqual(Number(keptRow.seq));
+
+    // An id the service never gave (beyond its newest) restarts at the newest.
+    const future = await open(tenant.apiKey, '', { 'Last-Event-ID': '999999999999' });
+    await future.until((s) => s.messages.length >= 1, 'the restart notice');
+    expect(future.messages[0].event).toBe('stream.restarted');
+    await Promise.all([resumed.close(), future.close()]);
+  });
+
+  it('refuses unknown types, a malformed document id or Last-Event-ID with 400 naming the field', async () => {
+    const cases: [string, Record<string, string>, string][] = [
+      ['?types=document.uploaded,document.exploded', {}, '/types'],
+      ['?document=not-a-uuid', {}, '/document'],
+      ['?last_event_id=-4', {}, '/last_event_id'],
+      ['', { 'Last-Event-ID': 'abc' }, '/headers/last-event-id'],
+      ['?colour=red', {}, '/colour'],
+    ];
+    for (const [query, headers, path] of cases) {
+      const s = await open(tenant.apiKey, query, headers);
+      await s.ended;
+      expect(s.status, query).toBe(400);
+      const body = JSON.parse(s.body) as { error: { code: string; details: { path: string }[] } };
+      expect(body.error.code).toBe('VALIDATION_ERROR');
+      expect(body.error.details.map((d) => d.path)).toContain(path);
+    }
+    const anonymous = await StreamClient.open(`${base}/events`, {});
+    streams.push(anonymous);
+    await anonymous.ended;
+    expect(anonymous.status).toBe(401);
+  });
+
+  it('answers 429 past the per-tenant bound of open streams; another tenant is not affected', async () => {
+    const held = [];
+    for (let i = 0; i < MAX_PER_TENANT; i++) held.push(await open(tenant.apiKey));
+    expect(held.map((s) => s.status)).toEqual(Array(MAX_PER_TENANT).fill(200));
+    const refused = await open(tenant.apiKey);
+    await refused.ended;
+    expect(refused.status).toBe(429);
+    const body = JSON.parse(refused.body) as { error: { code: string; message: string; details: unknown[] } };
+    expect(body.error).toMatchObject({
+      code: 'RATE_LIMITED',
+      details: [{ path: '/connections', message: `must be at most ${MAX_PER_TENANT} per tenant` }],
+    });
+    expect(refused.headers['retry-after']).toBeDefined();
+    const theirs = await open(other.apiKey);
+    expect(theirs.status).toBe(200);
+    // Closing one frees its place.
+    await held[0].close();
+    await waitFor(() => t.app.get(EventStream).open(tenant.id) < MAX_PER_TENANT);
+    const again = await open(tenant.apiKey);
+    expect(again.status).toBe(200);
+    await Promise.all([...held.slice(1), theirs, again].map((s) => s.close()));
+  });
+
+  it('cuts a client that stops reading, and it resumes with its last id: none lost nor repeated', async () => {
+    await waitFor(() => t.app.get(EventStream).open(tenant.id) === 0);
+    const stream = await open(tenant.apiKey);
+    await stream.until((s) => s.retry !== undefined, 'the stream to open');
+    stream.pause();
+    // About 16 MB of events: past every socket buffer of the loopback and the server's bound.
+    const padding = 'x'.repeat(64 * 1024);
+    // The last event before these: where a client that read none of them resumes.
+    const [{ max }] = (await t.ds.query(`SELECT max(seq) AS max FROM outbox_events`)) as { max: string }[];
+    const recorded: string[] = [];
+    for (let i = 0; i < 250; i++) {
+      recorded.push((await recordDocumentEvent(t, tenant.id, 'document.validated', { padding })).id);
+    }
+    // The server cut it: the tenant holds no stream any more.
+    await waitFor(() => t.app.get(EventStream).open(tenant.id) === 0, 30_000);
+    // What arrived before the cut is read; the client resumes after the last whole event.
+    await stream.close();
+    const seen = stream.events().map((e) => (JSON.parse(e.data) as { id: string }).id);
+    expect(seen.length).toBeLessThan(recorded.length);
+    const resumed = await open(tenant.apiKey, '', { 'Last-Event-ID': stream.lastId ?? max });
+    const missing = recorded.length - seen.length;
+    await resumed.until((s) => s.events().length >= missing, 'the rest of the events');
+    const rest = resumed.events().map((e) => (JSON.parse(e.data) as { id: string }).id);
+    expect([...seen, ...rest]).toEqual(recorded);
+    await resumed.close();
+  });
+});
+
+async function waitFor(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe('the event stream through supertest', () => {
+  it('answers its status and headers and the stream is closed (route walks and fuzzing stay finite)', async () => {
+    const t = await startApp();
+    try {
+      const tenant = await createTenant(t);
+      const res = await t.http().get('/events').set('X-API-Key', tenant.apiKey);
+      expect(res.status).toBe(200);
+      expect(res.headers['content-type']).toBe('text/event-stream; charset=utf-8');
+      await waitFor(() => t.app.get(EventStream).open(tenant.id) === 0);
+    } finally {
+      await t.close();
+    }
+  });
+});
