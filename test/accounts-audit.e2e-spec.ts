@@ -79,7 +79,15 @@ describe('managed GET /v1/audit: filters, cursor paging, tenant scope, roles', (
     expect(first.body.entries[0]).toEqual({
       id: expect.any(String),
       action: expect.any(String),
+      action_label: expect.any(String),
       actor: expect.any(String),
+      actor_display: {
+        kind: expect.any(String),
+        name: expect.any(String),
+        email: expect.toBeOneOf([expect.any(String), null]),
+        key_prefix: expect.toBeOneOf([expect.any(String), null]),
+      },
+      document: null,
       resource_id: expect.toBeOneOf([expect.any(String), null]),
       ip_address: expect.toBeOneOf([expect.any(String), null]),
       metadata: expect.any(Object),

@@ -64,6 +64,8 @@ describe("managed /v1: the web front end's cookie renewal repeated after a page 
       .set(bearer(b.body as Tokens))
       .expect(200);
     await wide.http().get('/tenant').set(bearer(other)).expect(200);
+    // The rotated session's own access token lasts out the window: another tab's request sent with it is answered.
+    await wide.http().get('/tenant').set(bearer(first)).expect(200);
     const c = await cookieRefresh(wide, cookieOf(b)).expect(200);
     await wide
       .http()
@@ -103,6 +105,8 @@ describe("managed /v1: the web front end's cookie renewal repeated after a page 
       .set(bearer(third.body as Tokens))
       .expect(401);
     await wide.http().get('/tenant').set(bearer(other)).expect(401);
+    // The reuse ends the rotated sessions' access tokens at once too, window or not.
+    await wide.http().get('/tenant').set(bearer(first)).expect(401);
     await cookieRefresh(wide, cookieOf(third)).expect(401);
   });
 
@@ -112,6 +116,8 @@ describe("managed /v1: the web front end's cookie renewal repeated after a page 
     const first = await login(narrow, account.email);
     const renewed = await cookieRefresh(narrow, first.refresh_token).expect(200);
     await sleep(1000);
+    // Past the window, the rotated session's access token is refused.
+    await narrow.http().get('/tenant').set(bearer(first)).expect(401);
     const replay = await cookieRefresh(narrow, first.refresh_token).expect(401);
     expect(String(replay.headers['set-cookie'])).toMatch(/sdf_refresh=;.*Max-Age=0/);
     await narrow
@@ -136,6 +142,8 @@ describe("managed /v1: the web front end's cookie renewal repeated after a page 
       .post('/v1/auth/refresh')
       .send({ refresh_token: tokens.refresh_token })
       .expect(200);
+    // Without a window the rotated session's access token ends with the rotation.
+    await wide.http().get('/tenant').set(bearer(tokens)).expect(401);
     await wide.http().post('/v1/auth/refresh').send({ refresh_token: tokens.refresh_token }).expect(401);
     await wide
       .http()

@@ -135,7 +135,13 @@ describe('managed /v1: display names, the sessions of a user, and self-service s
       const laptop = await loginAs(user.email, FIREFOX);
       const phone = await loginAs(user.email, PHONE);
       const res = await t.http().get('/v1/auth/sessions').set(bearer(phone)).expect(200);
-      const list = res.body.data as { id: string; device: string; current: boolean; last_used_at: string }[];
+      const list = res.body.data as {
+        id: string;
+        device: string;
+        current: boolean;
+        first_used_at: string;
+        last_used_at: string;
+      }[];
       // The session of the invitation helper's login, the laptop and the phone.
       expect(list).toHaveLength(3);
       expect(list[0]).toMatchObject({ device: 'Safari on iOS', current: true, user_agent: PHONE });
@@ -151,6 +157,14 @@ describe('managed /v1: display names, the sessions of a user, and self-service s
       const after = await t.http().get('/v1/auth/sessions').set(bearer(phone)).expect(200);
       expect(after.body.data).toHaveLength(3);
       expect((after.body.data as { id: string }[]).some((s) => s.id === list[1].id)).toBe(false);
+      // The rotated session keeps the sign-in it began with: first use stays, last use moves on.
+      // (Its device is now the refreshing client's: the one session that was not listed before.)
+      const renewed = (after.body.data as { id: string; first_used_at: string; last_used_at: string }[]).find(
+        (s) => !list.some((l) => l.id === s.id),
+      )!;
+      expect(renewed.first_used_at).toBe(list[1].first_used_at);
+      expect(Date.parse(renewed.last_used_at)).toBeGreaterThanOrEqual(Date.parse(renewed.first_used_at));
+      expect(Date.parse(renewed.last_used_at)).toBeGreaterThanOrEqual(Date.parse(list[1].last_used_at));
       await t
         .http()
         .get('/v1/account/profile')

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
 import { AppError } from '../common/errors.js';
+import { Tenant } from '../tenants/entities/tenant.entity.js';
 import { AccountToken, type AccountTokenKind } from './entities/account-token.entity.js';
 import { User } from './entities/user.entity.js';
 import { normalizeEmail, randomToken, sha256Hex } from './secrets.js';
@@ -34,6 +35,12 @@ export class AccountsRepository {
     const user = await this.findForTenant(tenantId, userId, m, lock);
     if (!user) throw AppError.notFound('User');
     return user;
+  }
+
+  /** The name of a user's organization, for the mails about their account. */
+  async organizationName(tenantId: string): Promise<string | null> {
+    const tenant = await this.ds.manager.findOne(Tenant, { where: { id: tenantId }, select: { id: true, name: true } });
+    return tenant?.name ?? null;
   }
 
   listForTenant(tenantId: string): Promise<User[]> {

@@ -109,7 +109,9 @@ export class AuthFlowsService {
       });
       return { tenantId: tenant.id, token };
     });
-    await this.mail.enqueue(verificationMail(tenantId, email, this.mail.link('app/verify-email', token)));
+    await this.mail.enqueue(
+      verificationMail(tenantId, email, input.organization, this.mail.link('app/verify-email', token)),
+    );
   }
 
   /**
@@ -160,6 +162,7 @@ export class AuthFlowsService {
       addressTakenMail(
         owner.tenant_id,
         owner.email,
+        await this.accounts.organizationName(owner.tenant_id),
         this.mail.page('app/sign-in'),
         this.mail.page('app/forgot-password'),
       ),
@@ -214,7 +217,14 @@ export class AuthFlowsService {
       });
       return raw;
     });
-    await this.mail.enqueue(verificationMail(tenantId, user.email, this.mail.link('app/verify-email', token)));
+    await this.mail.enqueue(
+      verificationMail(
+        tenantId,
+        user.email,
+        await this.accounts.organizationName(tenantId),
+        this.mail.link('app/verify-email', token),
+      ),
+    );
   }
 
   /**
@@ -252,7 +262,14 @@ export class AuthFlowsService {
       });
       return raw;
     });
-    await this.mail.enqueue(passwordResetMail(user.tenant_id, user.email, this.mail.link('app/reset-password', token)));
+    await this.mail.enqueue(
+      passwordResetMail(
+        user.tenant_id,
+        user.email,
+        await this.accounts.organizationName(user.tenant_id),
+        this.mail.link('app/reset-password', token),
+      ),
+    );
   }
 
   /** The link's token and a new password: the password changes and every session of the user ends. */

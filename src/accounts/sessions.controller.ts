@@ -42,6 +42,7 @@ export class SessionsController {
         device: deviceLabel(s.user_agent),
         user_agent: s.user_agent,
         ip_address: s.ip_address,
+        first_used_at: s.signed_in_at.toISOString(),
         last_used_at: s.created_at.toISOString(),
         expires_at: s.expires_at.toISOString(),
         current: s.id === sessionId,

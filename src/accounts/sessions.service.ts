@@ -50,6 +50,7 @@ export class SessionsService {
     client: ClientInfo,
     expiresAt?: Date,
     refresh: string = randomToken(),
+    signedInAt?: Date,
   ): Promise<TokenPair> {
     const session = await m.save(
       m.create(Session, {
@@ -60,6 +61,7 @@ export class SessionsService {
         revoked_at: null,
         ip_address: client.ip,
         user_agent: client.userAgent?.slice(0, 512) ?? null,
+        ...(signedInAt ? { signed_in_at: signedInAt } : {}),
       }),
     );
     return this.pair(user, session.id, refresh);
@@ -89,16 +91,25 @@ export class SessionsService {
       const rows = (await m.query(
         `UPDATE sessions SET revoked_at = now()
           WHERE refresh_token_hash = $1 AND revoked_at IS NULL AND expires_at > now()
-          RETURNING id, user_id, tenant_id, expires_at`,
+          RETURNING id, user_id, tenant_id, expires_at, signed_in_at`,
         [hash],
-      )) as [{ id: string; user_id: string; tenant_id: string; expires_at: Date }[], number];
+      )) as [{ id: string; user_id: string; tenant_id: string; expires_at: Date; signed_in_at: Date }[], number];
       const rotated = rows[0][0];
       if (rotated) {
         const user = await m.findOne(User, { where: { id: rotated.user_id, tenant_id: rotated.tenant_id } });
         if (!user) return { kind: 'refused' as const };
-        await this.revocations.revoke([rotated.id]);
+        // The cookie renewal: the predecessor's access tokens last out the repeat window, so a request that
+        // another tab sent with one just before this rotation is not refused (its tab adopts the successor).
+        await this.revocations.revoke([rotated.id], repeatWithinMs);
         const successor = successorToken(this.config.secrets.jwtSecret, rawToken);
-        const tokens = await this.open(m, user, client, new Date(rotated.expires_at), successor);
+        const tokens = await this.open(
+          m,
+          user,
+          client,
+          new Date(rotated.expires_at),
+          successor,
+          new Date(rotated.signed_in_at),
+        );
         await this.audit.record(m, {
           tenantId: user.tenant_id,
           action: 'session.refresh',
@@ -216,8 +227,15 @@ export class SessionsService {
       [userId, keep ?? null],
     )) as [{ id: string }[], number];
     const ids = rows[0].map((r) => r.id);
+    // Predecessors rotated within the repeat window still answer their access tokens: end those at once too.
+    const recent = (await m.query(
+      `SELECT id FROM sessions
+        WHERE user_id = $1 AND revoked_at > now() - make_interval(secs => $2::double precision / 1000)
+          AND ($3::uuid IS NULL OR id <> $3::uuid)`,
+      [userId, this.config.env.SESSION_REFRESH_REPEAT_MS, keep ?? null],
+    )) as { id: string }[];
     // Before the commit on purpose: a failed commit leaves sessions refused, never the reverse.
-    await this.revocations.revoke(ids);
+    await this.revocations.revoke([...new Set([...ids, ...recent.map((r) => r.id)])]);
     return ids;
   }
 }

@@ -173,7 +173,10 @@ export class TotpService {
     // The lock holds in the database now; the count starts over, so a locked user's next try meets the
     // lock (403, a recovery code still heard) rather than a backoff.
     await this.attempts.forget(user.id);
-    if (locked) await this.mail.enqueue(totpLockedMail(user.tenant_id, user.email));
+    if (locked) {
+      const organization = await this.accounts.organizationName(user.tenant_id);
+      await this.mail.enqueue(totpLockedMail(user.tenant_id, user.email, organization, this.mail.page('app/sign-in')));
+    }
   }
 
   /** A 6-digit TOTP code, else a recovery code. */

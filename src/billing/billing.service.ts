@@ -65,7 +65,8 @@ export class BillingService {
 
   /** Every plan with its limits, smallest first, for a comparison before an upgrade. */
   async catalog(): Promise<PlanCatalogDto> {
-    const plans = [...(await this.repo.plans()).values()];
+    const [rows, prices] = await Promise.all([this.repo.plans(), this.stripe.planPrices()]);
+    const plans = [...rows.values()];
     return {
       data: plans.map((p) => ({
         id: p.id,
@@ -74,6 +75,7 @@ export class BillingService {
         limits: { documents: p.documents, api_calls: p.api_calls, storage_bytes: p.storage_bytes },
         self_service: (PAID_PLANS as readonly string[]).includes(p.id),
         custom: p.custom,
+        price: isPaidPlan(p.id) ? (prices[p.id] ?? null) : null,
       })),
     };
   }

@@ -1,8 +1,15 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import Stripe from 'stripe';
 import { AppError } from '../common/errors.js';
 import { AppConfig } from '../config/app-config.js';
+import { parsePlanPricesDisplay, priceOfStripe, type PlanPrice } from './plan-prices.js';
 import { PAID_PLANS, type PaidPlanId } from './plans.js';
+
+/** How long prices read from Stripe are reused; a failed read is tried again after a minute. */
+const PRICES_FRESH_MS = 10 * 60_000;
+const PRICES_RETRY_MS = 60_000;
+
+type PlanPrices = Partial<Record<PaidPlanId, PlanPrice>>;
 
 /** Stripe's signature tolerance: a webhook signed more than five minutes ago is refused. */
 export const WEBHOOK_TOLERANCE_SECONDS = 300;
@@ -44,11 +51,15 @@ export function stripeEndpoint(base: string | undefined): {
  */
 @Injectable()
 export class StripeGateway {
+  private readonly logger = new Logger(StripeGateway.name);
   private readonly settings: StripeSettings | null;
   private readonly client: Stripe | null;
+  private readonly displayPrices: PlanPrices;
+  private prices: { value: Promise<PlanPrices>; until: number } | null = null;
 
   constructor(@Inject(AppConfig) config: AppConfig) {
     this.settings = settingsOf(config);
+    this.displayPrices = parsePlanPricesDisplay(config.env.PLAN_PRICES_DISPLAY);
     this.client = this.settings
       ? new Stripe(this.settings.secretKey, {
           ...stripeEndpoint(config.env.STRIPE_API_BASE),
@@ -75,6 +86,39 @@ export class StripeGateway {
   planOfPrice(priceId: string | null | undefined): PaidPlanId | null {
     if (!this.settings || !priceId) return null;
     return PAID_PLANS.find((p) => this.settings!.prices[p] === priceId) ?? null;
+  }
+
+  /**
+   * The paid plans' prices: with Stripe configured, its price objects for the configured price ids (read
+   * at most every ten minutes; a plan whose price cannot be read has none), else PLAN_PRICES_DISPLAY's.
+   */
+  async planPrices(now = Date.now()): Promise<PlanPrices> {
+    if (!this.client || !this.settings) return this.displayPrices;
+    if (!this.prices || this.prices.until <= now) {
+      const value = this.readPrices(this.client, this.settings);
+      this.prices = { value, until: now + PRICES_FRESH_MS };
+      void value.then((read) => {
+        if (Object.keys(read).length < PAID_PLANS.length && this.prices?.value === value) {
+          this.prices.until = now + PRICES_RETRY_MS;
+        }
+      });
+    }
+    return this.prices.value;
+  }
+
+  private async readPrices(stripe: Stripe, settings: StripeSettings): Promise<PlanPrices> {
+    const out: PlanPrices = {};
+    await Promise.all(
+      PAID_PLANS.map(async (plan) => {
+        try {
+          const price = priceOfStripe(await stripe.prices.retrieve(settings.prices[plan]));
+          if (price) out[plan] = price;
+        } catch (err) {
+          this.logger.warn({ msg: 'Stripe price not read', plan, error: String(err) });
+        }
+      }),
+    );
+    return out;
   }
 
   async createCustomer(tenant: { id: string; name: string; slug: string }): Promise<string> {

@@ -6,5 +6,6 @@ export interface EmailJobData {
   tenant_id: string;
   kind: 'email_verification' | 'address_taken' | 'invitation' | 'totp_locked' | 'password_reset';
   to: string;
-  message: { subject: string; text: string };
+  /** `html`: the same mail as HTML, sent beside the text as multipart/alternative (absent in jobs queued before it existed). */
+  message: { subject: string; text: string; html?: string };
 }

@@ -52,6 +52,7 @@ export class EmailProcessor extends WorkerHost implements OnApplicationShutdown 
       to: job.data.to,
       subject: job.data.message.subject,
       text: job.data.message.text,
+      ...(job.data.message.html ? { html: job.data.message.html } : {}),
       messageId: `<${job.queueName}.${job.id}.${job.timestamp}@${mailDomain(this.config.env.MAIL_FROM)}>`,
     });
     await this.redis.client.set(sent, '1', 'EX', SENT_MARK_SECONDS);

@@ -7,6 +7,10 @@ export interface ReceivedMail {
   from: string;
   subject: string;
   text: string;
+  /** The HTML part, or null for a text-only mail. */
+  html: string | null;
+  /** The top-level Content-Type without parameters, e.g. `multipart/alternative`. */
+  contentType: string;
   received: Date;
 }
 
@@ -48,6 +52,8 @@ export async function startSmtpSink(options: { port?: number } = {}): Promise<Sm
             from: parsed.from?.value[0]?.address ?? '',
             subject: parsed.subject ?? '',
             text: parsed.text ?? '',
+            html: typeof parsed.html === 'string' ? parsed.html : null,
+            contentType: contentTypeOf(parsed.headers.get('content-type')),
             received: new Date(),
           });
           callback();
@@ -87,4 +93,11 @@ export function tokenFromMail(mail: ReceivedMail): string {
   const token = new URL(link).searchParams.get('token');
   if (!token) throw new Error('no token in link: ' + link);
   return token;
+}
+
+/** mailparser gives Content-Type as `{ value, params }`. */
+function contentTypeOf(header: unknown): string {
+  if (typeof header === 'string') return header.split(';')[0]!.trim().toLowerCase();
+  const value = (header as { value?: unknown } | undefined)?.value;
+  return typeof value === 'string' ? value.toLowerCase() : '';
 }

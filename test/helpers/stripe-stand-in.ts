@@ -16,6 +16,16 @@ export interface StandInOptions {
   webhookSecret: string;
   /** Seconds since the epoch for subscription periods and event `created` (the tests' moved clock). */
   now?: () => number;
+  /** Recurring prices `GET /v1/prices/{id}` knows, by id. */
+  prices?: Record<string, StandInPrice>;
+}
+
+/** A recurring price: `unit_amount` in the currency's smallest unit, `currency` lower case as Stripe writes it. */
+export interface StandInPrice {
+  unit_amount: number | null;
+  currency: string;
+  interval: 'day' | 'week' | 'month' | 'year';
+  interval_count?: number;
 }
 
 type Obj = Record<string, unknown>;
@@ -125,6 +135,17 @@ export class StripeStandIn {
       if (key) this.idempotent.set(key, body);
       send(200, body);
     };
+    const priceId = /^\/v1\/prices\/([^/]+)$/.exec(path)?.[1];
+    if (req.method === 'GET' && priceId !== undefined) {
+      const price = this.priceObject(decodeURIComponent(priceId));
+      if (!price) {
+        return error(404, 'invalid_request_error', `No such price: '${decodeURIComponent(priceId)}'`, {
+          code: 'resource_missing',
+          param: 'id',
+        });
+      }
+      return send(200, price);
+    }
     if (req.method === 'POST' && path === '/v1/customers') {
       const customer = { id: id('cus'), object: 'customer', created: this.now(), livemode: false, ...form };
       this.customers.set(customer.id, customer);
@@ -206,7 +227,11 @@ export class StripeStandIn {
         `<p>Subscribe to <strong>${escapeHtml(price)}</strong> as ${escapeHtml(String(session.customer))}.</p>` +
           (session.status === 'complete'
             ? '<p>Paid.</p>'
-            : `<form method="post"><button type="submit">Pay with a test card</button></form>`),
+            : `<form method="post"><button type="submit">Pay with a test card</button></form>` +
+              // Checkout's back link: to the session's cancel_url, nothing paid.
+              (typeof session.cancel_url === 'string'
+                ? `<p><a href="${escapeHtml(session.cancel_url)}">Cancel and go back</a></p>`
+                : '')),
       );
     }
     if (session.status !== 'complete') {
@@ -218,6 +243,39 @@ export class StripeStandIn {
     }
     res.writeHead(303, { Location: String(session.success_url ?? '/') });
     res.end();
+  }
+
+  /** A Price object as Stripe answers it (`GET /v1/prices/{id}`), for the prices given at construction. */
+  priceObject(priceId: string): Obj | null {
+    const p = this.options.prices?.[priceId];
+    if (!p) return null;
+    return {
+      id: priceId,
+      object: 'price',
+      active: true,
+      billing_scheme: 'per_unit',
+      created: 1_767_225_600,
+      currency: p.currency.toLowerCase(),
+      custom_unit_amount: null,
+      livemode: false,
+      lookup_key: null,
+      metadata: {},
+      nickname: null,
+      product: `prod_${priceId}`,
+      recurring: {
+        interval: p.interval,
+        interval_count: p.interval_count ?? 1,
+        meter: null,
+        trial_period_days: null,
+        usage_type: 'licensed',
+      },
+      tax_behavior: 'unspecified',
+      tiers_mode: null,
+      transform_quantity: null,
+      type: 'recurring',
+      unit_amount: p.unit_amount,
+      unit_amount_decimal: p.unit_amount === null ? null : String(p.unit_amount),
+    };
   }
 
   /** An event as Stripe builds it; `created` strictly increases unless given. */

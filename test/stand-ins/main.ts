@@ -54,6 +54,12 @@ const STAND_IN_CREDENTIALS = {
 } as const;
 
 const STRIPE_PRICES = { developer: 'price_developer', team: 'price_team', business: 'price_business' };
+/** What the stand-in's prices cost, per month, in cents. */
+const STRIPE_PRICE_AMOUNTS = {
+  [STRIPE_PRICES.developer]: { unit_amount: 1900, currency: 'eur', interval: 'month' },
+  [STRIPE_PRICES.team]: { unit_amount: 9900, currency: 'eur', interval: 'month' },
+  [STRIPE_PRICES.business]: { unit_amount: 39900, currency: 'eur', interval: 'month' },
+} as const;
 
 interface ExampleOrder {
   order_number: string;
@@ -133,7 +139,10 @@ async function main(): Promise<void> {
   const tls = ca.server;
   const smtp = await startSmtpSink({ port: port(1025) });
   const mailPage = await startMailPage(smtp.mails, port(8025));
-  const stripe = await new StripeStandIn(STAND_IN_CREDENTIALS.stripe).start({ port: port(4403), tls });
+  const stripe = await new StripeStandIn({ ...STAND_IN_CREDENTIALS.stripe, prices: STRIPE_PRICE_AMOUNTS }).start({
+    port: port(4403),
+    tls,
+  });
   stripe.webhookUrl = `${serviceUrl}/v1/billing/webhook`;
   const idp = await TestIdp.start(generateIdpKey('SDF stand-in IdP'), { port: port(4400), tls });
   const sap = await new SapStandIn(STAND_IN_CREDENTIALS.sap).start(port(4401), tls);

@@ -1,8 +1,9 @@
-import { useEffect, useRef, type ReactNode } from 'react';
+import { useEffect, useRef, useState, type ReactNode } from 'react';
 import { Link, Route, Switch, useLocation } from 'wouter';
 import { DocumentPage } from './documents/document-page.js';
 import { DocumentsPage } from './documents/documents-page.js';
-import { RequireSignIn, SignInPage } from './documents/sign-in-page.js';
+import { RequireSignIn, SignInAgain, SignInPage } from './documents/sign-in-page.js';
+import { ServiceWaitBanner } from './documents/status.js';
 import { SchemasPage } from './documents/schemas-page.js';
 import { WebhooksPage } from './documents/webhooks-page.js';
 import { HomePage } from './home-page.js';
@@ -25,9 +26,12 @@ import { ReaderPage } from './reader/reader-page.js';
 import { useSession } from './session.js';
 import { SSO_LANDING } from './sso.js';
 
-function NavLink({ href, children }: { href: string; children: ReactNode }) {
+/** A section of the menu; `also` names other addresses of the same page (the plan page is also `/billing`). */
+function NavLink({ href, also = [], children }: { href: string; also?: string[]; children: ReactNode }) {
   const [location] = useLocation();
-  const current = location === href || (href !== '/' && location.startsWith(`${href}/`));
+  const current = [href, ...also].some(
+    (path) => location === path || (path !== '/' && location.startsWith(`${path}/`)),
+  );
   return (
     <Link href={href} aria-current={current ? 'page' : undefined}>
       {children}
@@ -48,6 +52,28 @@ function useFocusOnNavigate() {
   }, [location]);
 }
 
+/**
+ * The phone-sized header's menu: one button that opens the sections; it closes on a navigation and on
+ * Escape (focus back on the button). On a wide screen the sections are always shown and the button is not.
+ */
+function useMenu() {
+  const [open, setOpen] = useState(false);
+  const [location] = useLocation();
+  const button = useRef<HTMLButtonElement>(null);
+  useEffect(() => setOpen(false), [location]);
+  useEffect(() => {
+    if (!open) return;
+    const onKey = (event: KeyboardEvent) => {
+      if (event.key !== 'Escape') return;
+      setOpen(false);
+      button.current?.focus();
+    };
+    document.addEventListener('keydown', onKey);
+    return () => document.removeEventListener('keydown', onKey);
+  }, [open]);
+  return { open, toggle: () => setOpen((now) => !now), button };
+}
+
 /** The shell every page shares: a skip link, the header with navigation, the page, a footer. */
 export function App() {
   const { signedIn, signOut, credential } = useSession();
@@ -56,6 +82,7 @@ export function App() {
   const role = useProfile(account).data?.role;
   const manages = role === 'owner' || role === 'admin';
   useFocusOnNavigate();
+  const menu = useMenu();
   return (
     <>
       <a className="skip-link" href="#main">
@@ -68,74 +95,93 @@ export function App() {
           </span>
           <span className="brand-name">Document service</span>
         </Link>
-        <nav aria-label="Main">
-          <ul>
-            <li>
-              <NavLink href="/read">Read a file</NavLink>
-            </li>
-            <li>
-              <NavLink href="/documents">Documents</NavLink>
-            </li>
-            {signedIn && (
-              <>
-                <li>
-                  <NavLink href="/schemas">Schemas</NavLink>
-                </li>
-                <li>
-                  <NavLink href="/webhooks">Webhooks</NavLink>
-                </li>
-                {(!account || manages) && (
-                  <li>
-                    <NavLink href="/connectors">Connectors</NavLink>
-                  </li>
-                )}
-              </>
-            )}
-          </ul>
-          {signedIn && account && (
-            <ul className="account-nav">
-              {manages && (
+        <button
+          ref={menu.button}
+          type="button"
+          className="menu-button secondary"
+          aria-expanded={menu.open}
+          aria-controls="site-menu"
+          onClick={menu.toggle}
+        >
+          <span aria-hidden="true" className="menu-icon">
+            ☰
+          </span>{' '}
+          Menu
+        </button>
+        <div id="site-menu" className={`site-menu${menu.open ? ' open' : ''}`}>
+          <nav aria-label="Main">
+            <ul>
+              <li>
+                <NavLink href="/read">Read a file</NavLink>
+              </li>
+              <li>
+                <NavLink href="/documents">Documents</NavLink>
+              </li>
+              {signedIn && (
                 <>
                   <li>
-                    <NavLink href="/team">Team</NavLink>
+                    <NavLink href="/schemas">Schemas</NavLink>
                   </li>
                   <li>
-                    <NavLink href="/api-keys">API keys</NavLink>
+                    <NavLink href="/webhooks">Webhooks</NavLink>
                   </li>
-                  <li>
-                    <NavLink href="/usage">Usage</NavLink>
-                  </li>
-                  <li>
-                    <NavLink href="/plan">Plan</NavLink>
-                  </li>
-                  <li>
-                    <NavLink href="/audit">Audit log</NavLink>
-                  </li>
-                  <li>
-                    <NavLink href="/settings">Settings</NavLink>
-                  </li>
+                  {(!account || manages) && (
+                    <li>
+                      <NavLink href="/connectors">Connectors</NavLink>
+                    </li>
+                  )}
                 </>
               )}
-              <li>
-                <NavLink href="/profile">Profile</NavLink>
-              </li>
-              <li>
-                <NavLink href="/security">Security</NavLink>
-              </li>
             </ul>
-          )}
-        </nav>
-        <div className="session">
-          {signedIn ? (
-            <button type="button" className="link-button" onClick={() => void signOut()}>
-              Sign out
-            </button>
-          ) : (
-            <Link href="/sign-in">Sign in</Link>
-          )}
+            {signedIn && account && (
+              <ul className="account-nav">
+                {manages && (
+                  <>
+                    <li>
+                      <NavLink href="/team">Team</NavLink>
+                    </li>
+                    <li>
+                      <NavLink href="/api-keys">API keys</NavLink>
+                    </li>
+                    <li>
+                      <NavLink href="/usage">Usage</NavLink>
+                    </li>
+                    <li>
+                      <NavLink href="/plan" also={['/billing']}>
+                        Plan
+                      </NavLink>
+                    </li>
+                    <li>
+                      <NavLink href="/audit">Audit log</NavLink>
+                    </li>
+                    <li>
+                      <NavLink href="/settings">Settings</NavLink>
+                    </li>
+                  </>
+                )}
+                <li>
+                  <NavLink href="/profile">Profile</NavLink>
+                </li>
+                <li>
+                  <NavLink href="/security">Security</NavLink>
+                </li>
+              </ul>
+            )}
+          </nav>
+          <div className="session">
+            {signedIn ? (
+              <button type="button" className="link-button" onClick={() => void signOut()}>
+                Sign out
+              </button>
+            ) : (
+              <Link href="/sign-in">Sign in</Link>
+            )}
+          </div>
         </div>
       </header>
       <main id="main" tabIndex={-1}>
+        <SignInAgain />
+        <ServiceWaitBanner />
         <Switch>
           <Route path="/" component={HomePage} />
           <Route path="/read" component={ReaderPage} />
@@ -189,6 +235,12 @@ export function App() {
             </RequireSignIn>
           </Route>
           <Route path="/plan">
+            <RequireSignIn>
+              <PlanPage />
+            </RequireSignIn>
+          </Route>
+          {/* Where Stripe sends the customer back (STRIPE_RETURN_URL): the same page. */}
+          <Route path="/billing">
             <RequireSignIn>
               <PlanPage />
             </RequireSignIn>

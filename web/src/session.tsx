@@ -1,5 +1,5 @@
-import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from 'react';
-import { api, setCredential, unwrap, type Schemas } from './api/client.js';
+import { createContext, useCallback, useContext, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
+import { api, onCredentialLapse, setCredential, unwrap, type Schemas } from './api/client.js';
 
 const TAB_KEY = 'sdf.api-key';
 
@@ -25,6 +25,14 @@ interface Session {
   switchTo(tokens: Tokens): Promise<void>;
   /** Ends this session on the service; `everywhere` ends every session of the account ("log out everywhere"). */
   signOut(options?: { everywhere?: boolean }): Promise<void>;
+  /**
+   * The service no longer takes this page's credential (the session ended elsewhere or ran out, the key
+   * was revoked): the page stays as it is, a sign-in is offered in place, and the refused requests are
+   * sent again once it succeeds.
+   */
+  lapsed: boolean;
+  /** Called by the sign-in in place: true once signed in again, false to give up (which signs out). */
+  endLapse(signedInAgain: boolean): void;
 }
 
 const SessionContext = createContext<Session | null>(null);
@@ -96,6 +104,39 @@ function storedKey(): SessionCredential | null {
 export function SessionProvider({ children }: { children: ReactNode }) {
   const [credential, setState] = useState<SessionCredential | null>(() => apply(storedKey()));
   const [restoring, setRestoring] = useState(() => credential === null);
+  const [lapse, setLapse] = useState<{ promise: Promise<boolean>; resolve: (again: boolean) => void } | null>(null);
+  const lapseRef = useRef(lapse);
+  lapseRef.current = lapse;
+  const credentialRef = useRef(credential);
+  credentialRef.current = credential;
+
+  /** One lapse at a time: every request refused meanwhile waits for the same sign-in. */
+  const raiseLapse = useCallback((): Promise<boolean> => {
+    if (lapseRef.current) return lapseRef.current.promise;
+    let resolve!: (again: boolean) => void;
+    const promise = new Promise<boolean>((r) => (resolve = r));
+    const next = { promise, resolve };
+    lapseRef.current = next;
+    setLapse(next);
+    return promise;
+  }, []);
+
+  useEffect(() => {
+    onCredentialLapse(async () => {
+      const current = credentialRef.current;
+      if (!current) return false;
+      // An access token that ran out while the tab slept: the cookie renews it without asking anything.
+      if (current.kind === 'account') {
+        const renewed = await renewFromCookie().catch(() => null);
+        if (renewed) {
+          setState(apply(renewed));
+          return true;
+        }
+      }
+      return raiseLapse();
+    });
+    return () => onCredentialLapse(null);
+  }, [raiseLapse]);
 
   // A page load: the session cookie (managed deployment only). Tokens in the address are never taken
   // here: only the SSO landing page uses them, and it asks before replacing a session (see sso.ts).
@@ -160,12 +201,13 @@ export function SessionProvider({ children }: { children: ReactNode }) {
     if (credential?.kind !== 'account') return;
     const delay = Math.max(5, credential.expiresIn - 60) * 1000;
     const timer = setTimeout(() => {
+      // A refused renewal keeps the page (and what is typed in it) and asks for a sign-in in place.
       renewFromCookie()
-        .then((renewed) => setState(apply(renewed)))
-        .catch(() => setState(apply(null)));
+        .then((renewed) => (renewed ? setState(apply(renewed)) : void raiseLapse()))
+        .catch(() => void raiseLapse());
     }, delay);
     return () => clearTimeout(timer);
-  }, [credential]);
+  }, [credential, raiseLapse]);
 
   // Another tab renewed the shared cookie session, which ended this tab's access token: take its successor.
   useEffect(() => {
@@ -181,6 +223,25 @@ export function SessionProvider({ children }: { children: ReactNode }) {
     return () => channel.removeEventListener('message', adopt);
   }, []);
 
+  // Signed out (here, or by "log out everywhere"): nothing waits for a sign-in any more.
+  useEffect(() => {
+    if (credential || !lapseRef.current) return;
+    lapseRef.current.resolve(false);
+    lapseRef.current = null;
+    setLapse(null);
+  }, [credential]);
+
+  const endLapse = useCallback(
+    (signedInAgain: boolean) => {
+      const current = lapseRef.current;
+      lapseRef.current = null;
+      setLapse(null);
+      if (!signedInAgain) void signOut();
+      current?.resolve(signedInAgain);
+    },
+    [signOut],
+  );
+
   const value = useMemo(
     () => ({
       credential,
@@ -190,8 +251,10 @@ export function SessionProvider({ children }: { children: ReactNode }) {
       signInWithTokens,
       switchTo,
       signOut,
+      lapsed: lapse !== null,
+      endLapse,
     }),
-    [credential, restoring, signInWithKey, signInWithTokens, switchTo, signOut],
+    [credential, restoring, signInWithKey, signInWithTokens, switchTo, signOut, lapse, endLapse],
   );
   return <SessionContext.Provider value={value}>{children}</SessionContext.Provider>;
 }

@@ -175,6 +175,12 @@ export class SessionDto {
     description: 'Its last sign-in or renewal (the web front end renews an open page every few minutes)',
   })
   last_used_at: string;
+  @ApiProperty({
+    format: 'date-time',
+    example: EX.createdAt,
+    description: 'The sign-in it began with; renewals keep it',
+  })
+  first_used_at: string;
   @ApiProperty({ format: 'date-time', example: EX.createdAt, description: 'When it ends even if renewed' })
   expires_at: string;
   @ApiProperty({ example: true, description: 'The session of this request' }) current: boolean;

@@ -29,6 +29,11 @@ export class Session {
   @Column({ type: 'text', nullable: true })
   user_agent: string | null;
 
+  /** Its last sign-in or renewal: each rotation is a new row. */
   @CreateDateColumn({ type: 'timestamptz' })
   created_at: Date;
+
+  /** The sign-in the chain of rotations began with: carried over unchanged, like expires_at. */
+  @Column({ type: 'timestamptz', default: () => 'now()' })
+  signed_in_at: Date;
 }

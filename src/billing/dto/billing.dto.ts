@@ -152,6 +152,19 @@ export class TenantPlanFieldsDto {
   limits?: CustomLimitsDto;
 }
 
+export class PlanPriceDto {
+  @ApiProperty({
+    type: 'integer',
+    description: "The amount per period in the currency's smallest unit (cents), as Stripe gives it",
+    example: 9900,
+  })
+  unit_amount: number;
+  @ApiProperty({ description: 'ISO 4217 currency code', example: 'EUR' }) currency: string;
+  @ApiProperty({ enum: ['day', 'week', 'month', 'year'], example: 'month' }) interval:
+    'day' | 'week' | 'month' | 'year';
+  @ApiProperty({ type: 'integer', description: 'Periods between charges', example: 1 }) interval_count: number;
+}
+
 export class PlanOfferDto {
   @ApiProperty({ enum: PLAN_IDS, example: 'team' }) id: PlanId;
   @ApiProperty({ example: 'Team' }) name: string;
@@ -165,6 +178,14 @@ export class PlanOfferDto {
   @ApiProperty({ type: PlanLimitsDto }) limits: PlanLimitsDto;
   @ApiProperty({ description: 'Can be bought through Stripe Checkout', example: true }) self_service: boolean;
   @ApiProperty({ description: 'Limits agreed per organization with the operator', example: false }) custom: boolean;
+  @ApiProperty({
+    type: PlanPriceDto,
+    nullable: true,
+    description:
+      "A paid plan's price: the configured Stripe price, or the operator's PLAN_PRICES_DISPLAY where Stripe is not " +
+      'configured; null for Free, Enterprise, or a price that is not known',
+  })
+  price: PlanPriceDto | null;
 }
 
 export class PlanCatalogDto {

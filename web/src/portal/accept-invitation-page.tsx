@@ -1,5 +1,6 @@
 import { useRef, useState, type FormEvent } from 'react';
 import { ApiProblem, api, unwrap, type Schemas } from '../api/client.js';
+import { SignInOrDocuments } from './next-step.js';
 import { MIN_PASSWORD_LENGTH, NewPasswordField } from './password-field.js';
 import { takeLinkToken } from './token-link.js';
 
@@ -56,6 +57,7 @@ export function AcceptInvitationPage() {
           You have joined {joined.organization.name} as {joined.user.role}. Sign in with {joined.user.email} and the
           password you chose.
         </p>
+        <SignInOrDocuments />
       </section>
     );
   }

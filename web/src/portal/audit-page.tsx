@@ -1,5 +1,6 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
+import { Link } from 'wouter';
 import { api, unwrap, type Schemas } from '../api/client.js';
 import { ProblemNotice } from '../documents/status.js';
 import { download } from '../download.js';
@@ -34,12 +35,75 @@ const csvCell = (value: unknown): string => {
   return `"${safe.replace(/"/g, '""')}"`;
 };
 
-function toCsv(rows: Schemas['AuditEntryDto'][]): string {
-  const header = ['created_at', 'action', 'actor', 'resource_id', 'ip_address', 'metadata'];
+type Entry = Schemas['AuditEntryDto'];
+
+/** What an entry concerns, in words: the document's title; a deleted one says so. */
+function documentText(entry: Entry): string | null {
+  const doc = entry.document;
+  if (!doc) return null;
+  if (doc.deleted) return doc.title ? `${doc.title} (deleted)` : 'Deleted document';
+  return doc.title ?? 'Document without a title';
+}
+
+/** The human columns first, then the ids the service keeps. */
+function toCsv(rows: Entry[]): string {
+  const header = [
+    'created_at',
+    'action_label',
+    'actor_name',
+    'actor_email',
+    'actor_key_prefix',
+    'document_title',
+    'action',
+    'actor',
+    'resource_id',
+    'ip_address',
+    'metadata',
+  ];
   const lines = rows.map((r) =>
-    [r.created_at, r.action, r.actor, r.resource_id, r.ip_address, r.metadata].map(csvCell).join(','),
+    [
+      r.created_at,
+      r.action_label,
+      r.actor_display.name,
+      r.actor_display.email,
+      r.actor_display.key_prefix,
+      documentText(r),
+      r.action,
+      r.actor,
+      r.resource_id,
+      r.ip_address,
+      r.metadata,
+    ]
+      .map(csvCell)
+      .join(','),
   );
   return `${header.join(',')}\r\n${lines.join('\r\n')}\r\n`;
+}
+
+function Actor({ actor }: { actor: Entry['actor_display'] }) {
+  const detail =
+    actor.kind === 'api_key' && actor.key_prefix
+      ? `API key ${actor.key_prefix}`
+      : actor.email && actor.email !== actor.name
+        ? actor.email
+        : null;
+  return (
+    <>
+      <span data-testid="audit-actor">{actor.name}</span>
+      {detail && <span className="audit-detail muted">{detail}</span>}
+    </>
+  );
+}
+
+function Concerns({ entry }: { entry: Entry }) {
+  const text = documentText(entry);
+  if (!entry.document || !text) {
+    // Something other than a document: its id, unless it is the actor themself (a sign-in, a profile change).
+    const self = entry.resource_id !== null && entry.actor === `user:${entry.resource_id}`;
+    return <>{entry.resource_id && !self ? <code className="muted">{entry.resource_id}</code> : '—'}</>;
+  }
+  if (entry.document.deleted) return <span className="muted">{text}</span>;
+  return <Link href={`/documents/${entry.document.id}`}>{text}</Link>;
 }
 
 /** The organisation's audit log: the filters of GET /v1/audit, paging, and a CSV of the filtered rows. */
@@ -50,6 +114,11 @@ export function AuditPage() {
   const [exporting, setExporting] = useState(false);
   const [exportError, setExportError] = useState<unknown>(null);
   const cursor = cursors[cursors.length - 1];
+  const actions = useQuery({
+    queryKey: ['audit-actions'],
+    staleTime: Infinity,
+    queryFn: () => unwrap(api.GET('/v1/audit/actions')),
+  });
   const page = useQuery({
     queryKey: ['audit', filters, cursor],
     placeholderData: keepPreviousData,
@@ -60,7 +129,7 @@ export function AuditPage() {
     setExporting(true);
     setExportError(null);
     try {
-      const rows: Schemas['AuditEntryDto'][] = [];
+      const rows: Entry[] = [];
       let next: string | undefined;
       do {
         const answer = await unwrap(api.GET('/v1/audit', { params: { query: query(filters, next) } }));
@@ -87,19 +156,31 @@ export function AuditPage() {
       <form className="filters" onSubmit={apply} aria-label="Filter the audit log">
         <div className="field">
           <label htmlFor="audit-action">Action</label>
-          <input
+          <select
             id="audit-action"
             value={draft.action}
-            placeholder="sign"
-            onChange={(e) => setDraft({ ...draft, action: e.target.value })}
-          />
+            onChange={(e) => {
+              // A choice of action applies at once; the other fields wait for Apply.
+              const next = { ...draft, action: e.target.value };
+              setDraft(next);
+              setFilters({ ...filters, action: next.action });
+              setCursors([undefined]);
+            }}
+          >
+            <option value="">Any action</option>
+            {(actions.data?.actions ?? []).map((a) => (
+              <option key={a.action} value={a.action}>
+                {a.label}
+              </option>
+            ))}
+          </select>
         </div>
         <div className="field">
           <label htmlFor="audit-actor">Actor</label>
           <input
             id="audit-actor"
             value={draft.actor}
-            placeholder="user:…"
+            placeholder="User id or key prefix"
             onChange={(e) => setDraft({ ...draft, actor: e.target.value })}
           />
         </div>
@@ -135,7 +216,7 @@ export function AuditPage() {
         </div>
       ) : (
         <div className="table-scroll">
-          <table>
+          <table className="audit-table">
             <caption className="visually-hidden">Audit entries, newest first</caption>
             <thead>
               <tr>
@@ -151,11 +232,21 @@ export function AuditPage() {
               {entries.map((entry) => (
                 <tr key={entry.id} data-testid="audit-row" data-action={entry.action}>
                   <td>{formatDateTime(entry.created_at)}</td>
-                  <td>
-                    <code>{entry.action}</code>
+                  <td className="wrap">
+                    {entry.action_label}
+                    {/* Narrow screens have no Concerns column: the document is named under its action. */}
+                    {entry.document && (
+                      <span className="audit-detail show-narrow">
+                        <Concerns entry={entry} />
+                      </span>
+                    )}
                   </td>
-                  <td className="wrap">{entry.actor}</td>
-                  <td className="wrap hide-narrow">{entry.resource_id ?? '—'}</td>
+                  <td className="wrap">
+                    <Actor actor={entry.actor_display} />
+                  </td>
+                  <td className="wrap hide-narrow">
+                    <Concerns entry={entry} />
+                  </td>
                 </tr>
               ))}
             </tbody>

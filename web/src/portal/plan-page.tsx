@@ -4,6 +4,8 @@ import { useSearch } from 'wouter';
 import { api, unwrap, type Schemas } from '../api/client.js';
 import { ProblemNotice } from '../documents/status.js';
 import { formatBytes, formatDateTime } from '../format.js';
+import { NextStep } from './next-step.js';
+import { formatPrice, planName } from './plan-name.js';
 import { useProfile } from './team-page.js';
 
 type Offer = Schemas['PlanOfferDto'];
@@ -14,10 +16,24 @@ const limit = (n: number | null, format: (n: number) => string) => (n === null ?
 /** How long the page waits for Stripe's word after a successful checkout before it says so. */
 const CONFIRM_WAIT_MS = 60_000;
 
+/** A plan's price cell: the amount and its period, "No charge" for Free, "Agreed with us" for the custom plan. */
+function Price({ offer }: { offer: Offer }) {
+  if (offer.custom) return <>Agreed with us</>;
+  if (!offer.self_service) return <>No charge</>;
+  if (!offer.price) return <span className="muted">Shown at checkout</span>;
+  const { amount, period } = formatPrice(offer.price);
+  return (
+    <span>
+      <strong className="price">{amount}</strong> <span className="muted">{period}</span>
+    </span>
+  );
+}
+
 /**
- * The plans side by side, the current one marked; an upgrade goes through Stripe Checkout, a running
- * subscription is managed in Stripe's customer portal. The plan changes when Stripe tells the service,
- * so after a checkout the page watches for it.
+ * The plans side by side with their prices, the current one marked; an upgrade goes through Stripe
+ * Checkout, a running subscription is managed in Stripe's customer portal. Stripe sends the customer
+ * back here (at /billing or /plan) with `?checkout=success` or `cancel`; the plan changes when Stripe
+ * tells the service, so after a payment the page watches for it.
  */
 export function PlanPage() {
   const profile = useProfile();
@@ -50,14 +66,16 @@ export function PlanPage() {
   const rank = (id: string) => offers.findIndex((o) => o.id === id);
 
   const action = (offer: Offer) => {
-    if (!current || offer.id === current.plan) return <span className="badge badge-valid">Your plan</span>;
+    // Until the organisation's plan is read, no offer is marked, nor offered.
+    if (!current) return null;
+    if (offer.id === current.plan) return <span className="badge badge-valid">Current plan</span>;
     if (!manages) return null;
     if (offer.custom) return <span className="muted">Ask us</span>;
     if (!offer.self_service) return null;
     if (subscribed) {
       return (
         <button type="button" className="secondary" onClick={() => portal.mutate()} disabled={portal.isPending}>
-          Change in billing<span className="visually-hidden"> to {offer.name}</span>
+          Change in billing<span className="visually-hidden"> to {planName(offer.id)}</span>
         </button>
       );
     }
@@ -67,7 +85,7 @@ export function PlanPage() {
         onClick={() => checkout.mutate(offer.id as Schemas['CheckoutDto']['plan'])}
         disabled={checkout.isPending}
       >
-        {rank(offer.id) > rank(current.plan) ? 'Upgrade' : 'Switch'} to {offer.name}
+        {rank(offer.id) > rank(current.plan) ? 'Upgrade' : 'Switch'} to {planName(offer.id)}
       </button>
     );
   };
@@ -76,22 +94,28 @@ export function PlanPage() {
     <section>
       <h1 tabIndex={-1}>Plan</h1>
       {returned === 'success' && (
-        <p className="notice ok" role="status" data-testid="checkout-result">
-          {subscribed
-            ? `Thank you: you are on ${current?.name ?? 'the new plan'} now.`
-            : 'Payment received. Your plan changes as soon as Stripe confirms it, usually within seconds.'}
-        </p>
+        <>
+          <p className="notice ok" role="status" data-testid="checkout-result" data-result="paid">
+            {subscribed
+              ? `Payment received. Thank you: you are on ${current ? planName(current.plan) : 'the new plan'} now.`
+              : 'Payment received. Your plan changes as soon as Stripe confirms it, usually within seconds.'}
+          </p>
+          <NextStep href="/documents">Go to your documents</NextStep>
+        </>
       )}
       {returned === 'cancel' && (
-        <p className="notice" role="status" data-testid="checkout-result">
-          Checkout cancelled: nothing was charged and your plan is unchanged.
-        </p>
+        <>
+          <p className="notice" role="status" data-testid="checkout-result" data-result="cancelled">
+            Checkout cancelled: nothing was charged and your plan is unchanged. You can choose a plan again below.
+          </p>
+          <NextStep href="/documents">Go to your documents</NextStep>
+        </>
       )}
       <ProblemNotice error={plan.error ?? plans.error ?? checkout.error ?? portal.error} />
       {current && (
         <div className="panel-box" data-testid="current-plan">
           <p className="lead">
-            You are on <strong>{current.name}</strong>
+            You are on <strong>{planName(current.plan)}</strong>
             {subscribed ? ` (subscription ${current.subscription_status.replace(/_/g, ' ')})` : ''}.
           </p>
           <p>
@@ -108,11 +132,12 @@ export function PlanPage() {
       )}
       <h2>Compare plans</h2>
       <div className="table-scroll">
-        <table data-testid="plans">
-          <caption className="visually-hidden">Plans and their limits per billing period</caption>
+        <table data-testid="plans" className="plan-table">
+          <caption className="visually-hidden">Plans, their prices and their limits per billing period</caption>
           <thead>
             <tr>
               <th scope="col">Plan</th>
+              <th scope="col">Price</th>
               <th scope="col" className="num">
                 Documents a period
               </th>
@@ -132,12 +157,29 @@ export function PlanPage() {
           </thead>
           <tbody>
             {offers.map((offer) => (
-              <tr key={offer.id} data-testid="plan-row" data-plan={offer.id} aria-current={offer.id === current?.plan}>
-                <th scope="row">{offer.name}</th>
-                <td className="num">{offer.custom ? 'Agreed' : limit(offer.limits.documents, count)}</td>
-                <td className="num">{offer.custom ? 'Agreed' : limit(offer.limits.api_calls, count)}</td>
-                <td className="num">{offer.custom ? 'Agreed' : limit(offer.limits.storage_bytes, formatBytes)}</td>
-                <td className="num">{offer.rpm === null ? 'Agreed' : count(offer.rpm)}</td>
+              <tr
+                key={offer.id}
+                data-testid="plan-row"
+                data-plan={offer.id}
+                aria-current={offer.id === current?.plan}
+                className={offer.id === current?.plan ? 'current' : undefined}
+              >
+                <th scope="row">{planName(offer.id)}</th>
+                <td data-testid="plan-price" data-label="Price">
+                  <Price offer={offer} />
+                </td>
+                <td className="num" data-label="Documents a period">
+                  {offer.custom ? 'Agreed' : limit(offer.limits.documents, count)}
+                </td>
+                <td className="num" data-label="API calls a period">
+                  {offer.custom ? 'Agreed' : limit(offer.limits.api_calls, count)}
+                </td>
+                <td className="num" data-label="Storage">
+                  {offer.custom ? 'Agreed' : limit(offer.limits.storage_bytes, formatBytes)}
+                </td>
+                <td className="num" data-label="Requests a minute">
+                  {offer.rpm === null ? 'Agreed' : count(offer.rpm)}
+                </td>
                 <td>{action(offer)}</td>
               </tr>
             ))}

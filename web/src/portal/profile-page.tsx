@@ -3,7 +3,7 @@ import { useEffect, useState, type FormEvent } from 'react';
 import { ApiProblem, api, unwrap } from '../api/client.js';
 import { formatDateTime } from '../format.js';
 import { NewPasswordField } from './password-field.js';
-import { useProfile } from './team-page.js';
+import { roleLabel, useProfile } from './team-page.js';
 import { FieldError } from '../field-error.js';
 
 function NameForm() {
@@ -139,7 +139,7 @@ export function ProfilePage() {
           <dt>Email</dt>
           <dd className="wrap">{me.email}</dd>
           <dt>Role</dt>
-          <dd>{me.role}</dd>
+          <dd>{roleLabel(me.role)}</dd>
           <dt>Member since</dt>
           <dd>{formatDateTime(me.created_at)}</dd>
         </dl>

@@ -1,6 +1,7 @@
 import { useRef, useState, type FormEvent } from 'react';
 import { Link } from 'wouter';
 import { ApiProblem, api, unwrap } from '../api/client.js';
+import { NextStep } from './next-step.js';
 import { MIN_PASSWORD_LENGTH, NewPasswordField } from './password-field.js';
 import { takeLinkToken } from './token-link.js';
 
@@ -42,10 +43,12 @@ export function ResetPasswordPage() {
     );
   } else if (state === 'done') {
     body = (
-      <p className="notice ok" role="status" data-testid="reset-done">
-        Your password is changed and you were signed out everywhere. <Link href="/sign-in">Sign in</Link> with the new
-        password.
-      </p>
+      <>
+        <p className="notice ok" role="status" data-testid="reset-done">
+          Your password is changed and you were signed out everywhere. Sign in with the new password.
+        </p>
+        <NextStep href="/sign-in">Sign in</NextStep>
+      </>
     );
   } else if (state === 'spent') {
     body = (
@@ -75,7 +78,7 @@ export function ResetPasswordPage() {
   }
   return (
     <section className="narrow">
-      <h1 tabIndex={-1}>Choose a new password</h1>
+      <h1 tabIndex={-1}>{state === 'done' ? 'Your password is changed' : 'Choose a new password'}</h1>
       {body}
     </section>
   );

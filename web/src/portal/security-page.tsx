@@ -201,17 +201,34 @@ function Sessions() {
       <ProblemNotice error={list.error ?? end.error ?? everywhere.error} />
       <ul className="files" data-testid="sessions">
         {sessions.map((s) => (
-          <li key={s.id} data-testid="session-row" data-current={s.current || undefined}>
+          <li key={s.id} data-testid="session-row" data-current={s.current || undefined} className="session-row">
             <span>
               <strong>{s.device}</strong>
-              {s.current && <span className="badge badge-valid session-badge">this browser</span>}
+              {s.current && <span className="badge badge-valid session-badge">This session</span>}
             </span>
-            <span className="muted">
-              {s.ip_address ? `from ${s.ip_address}, ` : ''}last active {formatDateTime(s.last_used_at)}
-            </span>
+            {/* What tells two sessions of one browser apart: where from, when begun, when last used. No place
+                is named: the service keeps no location, and guessing one would send the address elsewhere. */}
+            <dl className="session-facts">
+              <div>
+                <dt>Address</dt>
+                <dd>{s.ip_address ?? 'not known'}</dd>
+              </div>
+              <div>
+                <dt>Signed in</dt>
+                <dd>{formatDateTime(s.first_used_at)}</dd>
+              </div>
+              <div>
+                <dt>Last used</dt>
+                <dd>{formatDateTime(s.last_used_at)}</dd>
+              </div>
+            </dl>
             {!s.current && (
               <button type="button" className="secondary" onClick={() => end.mutate(s.id)} disabled={end.isPending}>
-                End<span className="visually-hidden"> the session on {s.device}</span>
+                End
+                <span className="visually-hidden">
+                  {' '}
+                  the session on {s.device} from {s.ip_address ?? 'an unknown address'}
+                </span>
               </button>
             )}
           </li>

@@ -3,6 +3,7 @@ import { useEffect, useState, type FormEvent } from 'react';
 import { ApiProblem, api, unwrap, type Schemas } from '../api/client.js';
 import { ProblemNotice } from '../documents/status.js';
 import { formatDateTime } from '../format.js';
+import { planName } from './plan-name.js';
 import { useProfile } from './team-page.js';
 import { FieldError } from '../field-error.js';
 import { startSso } from '../sso.js';
@@ -63,7 +64,7 @@ function OrganisationName({ canRename }: { canRename: boolean }) {
           <code>{org.data.slug}</code> <span className="muted">(used for single sign-on; it does not change)</span>
         </dd>
         <dt>Plan</dt>
-        <dd>{org.data.plan}</dd>
+        <dd data-testid="organisation-plan">{planName(org.data.plan)}</dd>
         <dt>Created</dt>
         <dd>{formatDateTime(org.data.created_at)}</dd>
       </dl>

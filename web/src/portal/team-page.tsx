@@ -8,6 +8,16 @@ import { FieldError } from '../field-error.js';
 type Role = Schemas['MemberDto']['role'];
 type InviteRole = Schemas['CreateInvitationDto']['role'];
 
+const ROLE_LABELS: Record<Role, string> = { owner: 'Owner', admin: 'Admin', member: 'Member' };
+
+/** A role as every page names it: the invitation form, the members table, the invitations, the profile. */
+export function roleLabel(role: Role): string {
+  return ROLE_LABELS[role] ?? role;
+}
+
+/** The roles an invitation or a change may give (owner passes only by a transfer). */
+const GIVEN_ROLES: InviteRole[] = ['member', 'admin'];
+
 /** The signed-in account's own record (its role decides what the pages offer). */
 export function useProfile(enabled = true) {
   return useQuery({
@@ -37,8 +47,18 @@ export function TeamPage() {
       setFormError(null);
       refresh();
     },
-    onError: (e) => setFormError({ field: e instanceof ApiProblem ? e.field : null, text: e.message }),
+    onError: (e) =>
+      // A wait (429, 503) is told with its countdown and a retry below; the text stays in the form.
+      setFormError(
+        e instanceof ApiProblem && (e.status === 429 || e.status === 503)
+          ? null
+          : { field: e instanceof ApiProblem ? e.field : null, text: e.message },
+      ),
   });
+  const inviteWait =
+    invite.error instanceof ApiProblem && (invite.error.status === 429 || invite.error.status === 503)
+      ? invite.error
+      : null;
   const changeRole = useMutation({
     mutationFn: (input: { id: string; role: InviteRole }) =>
       unwrap(
@@ -111,12 +131,16 @@ export function TeamPage() {
           <div className="field">
             <label htmlFor="invite-role">Role</label>
             <select id="invite-role" value={role} onChange={(e) => setRole(e.target.value as InviteRole)}>
-              <option value="member">Member</option>
-              <option value="admin">Admin</option>
+              {GIVEN_ROLES.map((r) => (
+                <option key={r} value={r}>
+                  {roleLabel(r)}
+                </option>
+              ))}
             </select>
           </div>
         </div>
         <FieldError id="invite-email-error" text={formError?.text} />
+        <ProblemNotice error={inviteWait} onRetry={() => invite.mutate()} kept />
         <button type="submit" disabled={invite.isPending}>
           {invite.isPending ? 'Sending…' : 'Send invitation'}
         </button>
@@ -150,15 +174,18 @@ export function TeamPage() {
                 <td className="wrap">{member.email}</td>
                 <td>
                   {member.role === 'owner' || member.id === me.data?.id ? (
-                    member.role
+                    roleLabel(member.role)
                   ) : (
                     <select
                       aria-label={`Role of ${member.email}`}
                       value={member.role}
                       onChange={(e) => changeRole.mutate({ id: member.id, role: e.target.value as InviteRole })}
                     >
-                      <option value="member">member</option>
-                      <option value="admin">admin</option>
+                      {GIVEN_ROLES.map((r) => (
+                        <option key={r} value={r}>
+                          {roleLabel(r)}
+                        </option>
+                      ))}
                     </select>
                   )}
                 </td>
@@ -207,7 +234,8 @@ export function TeamPage() {
         <ul className="files">
           {invitations.map((invitation) => (
             <li key={invitation.id} data-testid="invitation-row">
-              <span className="wrap">{invitation.email}</span> <span className="muted">{invitation.role}</span>
+              <span className="wrap">{invitation.email}</span>{' '}
+              <span className="muted">{roleLabel(invitation.role)}</span>
               <span className="muted">until {formatDateTime(invitation.expires_at)}</span>
               <button type="button" className="secondary" onClick={() => resend.mutate(invitation.id)}>
                 Resend<span className="visually-hidden"> to {invitation.email}</span>

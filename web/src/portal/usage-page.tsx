@@ -2,6 +2,7 @@ import { useQuery } from '@tanstack/react-query';
 import { api, unwrap } from '../api/client.js';
 import { ProblemNotice } from '../documents/status.js';
 import { formatBytes, formatDateTime } from '../format.js';
+import { planName } from './plan-name.js';
 
 function Meter({
   label,
@@ -47,7 +48,7 @@ export function UsagePage() {
       <ProblemNotice error={usage.error ?? plan.error} />
       {plan.data && (
         <p className="lead" data-testid="plan-name">
-          Plan: <strong>{plan.data.name}</strong>, up to {count(plan.data.rpm)} requests a minute.
+          Plan: <strong>{planName(plan.data.plan)}</strong>, up to {count(plan.data.rpm)} requests a minute.
         </p>
       )}
       {u ? (

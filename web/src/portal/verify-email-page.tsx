@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState } from 'react';
 import { ApiProblem, api, unwrap } from '../api/client.js';
+import { SignInOrDocuments } from './next-step.js';
 import { takeLinkToken } from './token-link.js';
 
 type State = 'working' | 'verified' | 'refused' | 'no-token' | 'failed';
@@ -50,6 +51,7 @@ export function VerifyEmailPage() {
         )}
         {state === 'failed' && <p className="notice error">{detail}</p>}
       </div>
+      {state === 'verified' && <SignInOrDocuments />}
     </section>
   );
 }
