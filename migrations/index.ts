@@ -27,6 +27,11 @@ import { RowLevelSecurity1795800000000 } from './1795800000000-row-level-securit
 import { StorageChanges1795900000000 } from './1795900000000-storage-changes.js';
 import { ApiKeyLookup1796000000000 } from './1796000000000-api-key-lookup.js';
 import { DocumentSummaries1796100000000 } from './1796100000000-document-summaries.js';
+import { SessionFirstUse1796150000000 } from './1796150000000-session-first-use.js';
+import { SchemaSummaryMappings1796170000000 } from './1796170000000-schema-summary-mappings.js';
+import { EventStream1796200000000 } from './1796200000000-event-stream.js';
+import { DocumentSearchRole1796210000000 } from './1796210000000-document-search-role.js';
+import { ExtensionEvents1796300000000 } from './1796300000000-extension-events.js';
 
 /** Every migration, in order. Listed explicitly: glob loading does not work for TypeScript sources under vitest. */
 export const migrations = [
@@ -59,4 +64,9 @@ export const migrations = [
   StorageChanges1795900000000,
   ApiKeyLookup1796000000000,
   DocumentSummaries1796100000000,
+  SessionFirstUse1796150000000,
+  SchemaSummaryMappings1796170000000,
+  EventStream1796200000000,
+  DocumentSearchRole1796210000000,
+  ExtensionEvents1796300000000,
 ];

@@ -3,7 +3,13 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requestContext } from '../src/common/request-context.js';
-import { summarySetSql } from '../src/documents/documents-search.js';
+import {
+  listPageSql,
+  SEARCH_ROLE,
+  summarySetSql,
+  type AmountPlan,
+  type SearchFilter,
+} from '../src/documents/documents-search.js';
 import { pack } from '../src/sdf/index.js';
 import { buildRawSdf, buildInvalidSdf, invoiceMeta } from './helpers/sdf-fixtures.js';
 import { startApp, type TestApp } from './helpers/app.js';
@@ -299,6 +305,50 @@ describe('document summaries: stored by the validation job, searched by GET /lis
       }
     });
 
+    it('an amount range written for each plan (leading, combined with a text index, only checked) finds the same documents', async () => {
+      const eur = (d: Doc) => d.summary.currency === 'EUR';
+      const amount = (d: Doc) => (d.summary.amount === null ? null : Number(d.summary.amount));
+      const within = (d: Doc, min: number, max: number) => amount(d) !== null && amount(d)! >= min && amount(d)! <= max;
+      const cases: [Partial<SearchFilter>, (d: Doc) => boolean][] = [
+        [{ amountMin: '500', amountMax: '900.50', currency: 'EUR' }, (d) => eur(d) && within(d, 500, 900.5)],
+        [{ amountMin: '1000', currency: 'EUR' }, (d) => eur(d) && within(d, 1000, Infinity)],
+        [{ amountMax: '300', currency: 'USD' }, (d) => d.summary.currency === 'USD' && within(d, -Infinity, 300)],
+        [
+          { q: 'globex', status: 'valid', amountMin: '0', amountMax: '100000', currency: 'EUR' },
+          (d) => matches('globex')(d) && d.status === 'valid' && eur(d),
+        ],
+        [
+          { amountMin: '400', amountMax: '1200', currency: 'EUR', dueFrom: '2026-02-01' },
+          (d) => eur(d) && within(d, 400, 1200) && d.summary.due_date !== null && d.summary.due_date >= '2026-02-01',
+        ],
+      ];
+      const plans: AmountPlan[] = ['lead', 'combine', 'filter'];
+      for (const [filter, keep] of cases) {
+        const expected = idsOf(docsA.filter(keep).sort(newestFirst));
+        expect(expected.length, JSON.stringify(filter)).toBeGreaterThan(0);
+        const byAmount = [...docsA.filter(keep)].sort((x, y) => amount(y)! - amount(x)!);
+        for (const plan of plans) {
+          for (const [sort, wanted] of [
+            ['uploaded', expected],
+            ['amount', idsOf(byAmount)],
+          ] as const) {
+            const f: SearchFilter = { limit: 1000, sort, order: 'desc', ...filter };
+            const { sql, params } = listPageSql(a.id, f, 'keys', plan);
+            const rows = (await requestContext.run({ requestId: 'amount-plan', tenantId: a.id }, () =>
+              t.ds.transaction(async (m) => {
+                await m.query(`SET LOCAL ROLE ${SEARCH_ROLE}`);
+                return m.query(sql, params);
+              }),
+            )) as { id: string }[];
+            expect(
+              rows.map((r) => r.id),
+              `${plan} ${sort} ${JSON.stringify(filter)}`,
+            ).toEqual(wanted);
+          }
+        }
+      }
+    });
+
     it('every sort, both ways, across pages; documents without the field last', async () => {
       const tie = (x: Doc, y: Doc, desc: boolean) => {
         const c = x.created_at < y.created_at ? -1 : x.created_at > y.created_at ? 1 : x.id < y.id ? -1 : 1;
@@ -330,6 +380,28 @@ describe('document summaries: stored by the validation job, searched by GET /lis
       const first = await t.http().get('/list?limit=5&sort=amount').set(key(a)).expect(200);
       const other = await t.http().get(`/list?limit=5&sort=due_date&cursor=${first.body.next_cursor}`).set(key(a));
       expect(other.status).toBe(400);
+    });
+
+    it('relevance across pages: exact number, then naming it, then numbers starting with it, holding it, the rest', async () => {
+      const score = (q: string) => (d: Doc) => {
+        const number = (d.summary.number ?? '').toLowerCase();
+        if (number === q) return 4;
+        if (d.summary.references.some((r) => r.toLowerCase() === q)) return 3;
+        if (number.startsWith(q)) return 2;
+        return number.includes(q) ? 1 : 0;
+      };
+      for (const q of ['po-2026-00010', '0001', 'po-2026-0001']) {
+        const rank = score(q);
+        const expected = docsA
+          .filter(matches(q))
+          .sort((x, y) => rank(y) - rank(x) || newestFirst(x, y) || (x.id < y.id ? 1 : -1));
+        expect(new Set(expected.map(rank)).size, q).toBeGreaterThan(1);
+        // A q with a digit is ranked by default; asked for explicitly, the same order.
+        expect(await walk(`q=${q}`, a, 3), q).toEqual(idsOf(expected));
+        expect(await walk(`q=${q}&sort=relevance`, a, 4), q).toEqual(idsOf(expected));
+      }
+      // Words alone (no digit): newest first by default.
+      expect(await walk('q=umbrella', a, 9)).toEqual(idsOf(docsA.filter(matches('umbrella')).sort(newestFirst)));
     });
 
     it("another tenant's documents never appear, whatever the query", async () => {

@@ -32,7 +32,12 @@ describe('schema registry (S14)', () => {
       .set('X-API-Key', a.apiKey)
       .send({ schema_id: 'invoice/v1', version: '1.0', schema: schemaV1 })
       .expect(201);
-    expect(res.body).toEqual({ schema_id: 'invoice/v1', version: '1.0', created_at: expect.any(String) });
+    expect(res.body).toEqual({
+      schema_id: 'invoice/v1',
+      version: '1.0',
+      created_at: expect.any(String),
+      summary_mapping: null,
+    });
     expect(new Date(res.body.created_at).toISOString()).toBe(res.body.created_at);
     const [row] = await t.ds.query(`SELECT tenant_id, content_hash FROM schemas WHERE schema_id = 'invoice/v1'`);
     expect(row).toEqual({ tenant_id: a.id, content_hash: sha256Hex(canonicalJson(schemaV1)) });
@@ -67,7 +72,7 @@ describe('schema registry (S14)', () => {
       'invoice/v1@1.1',
       'invoice/v1@1.0',
     ]);
-    expect(Object.keys(res.body.schemas[0]).sort()).toEqual(['created_at', 'schema_id', 'version']);
+    expect(Object.keys(res.body.schemas[0]).sort()).toEqual(['created_at', 'schema_id', 'summary_mapping', 'version']);
   });
 
   it('fetches the latest version by both path forms, and another version with ?version=', async () => {

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { typicalInvoice } from '../src/sdf/testing/corpus.js';
 import { buildSdf, invoiceData } from '../src/sdf/testing/build-sdf.js';
 import { startApp, type TestApp } from './helpers/app.js';
-import { accessibilityProblems, launchBrowser, listen, openProbe, screenshot } from './helpers/browser.js';
+import { accessibilityProblems, launchBrowser, listen, mainNavLink, openProbe, screenshot } from './helpers/browser.js';
 import { secretsFor, startStandIn } from './helpers/connectors.js';
 import type { SapStandIn } from './helpers/sap-standin.js';
 import { createTenant, type TenantFixture } from './helpers/tenants.js';
@@ -102,29 +102,28 @@ describe('the documents pages at /app/documents, self-hosted, signed in with an 
         const rows = page.getByTestId('document-row');
         await expect.poll(() => rows.count()).toBe(2);
         await accessible(page);
-        await shot('documents-list');
 
-        // Filters: status, then a type nothing has, then cleared.
+        // Filters, applied as they are chosen: status, then a type nothing has, then cleared.
+        await page.getByText('Filters', { exact: true }).click();
         await page.getByLabel('Status').selectOption('valid');
-        await page.getByRole('button', { name: 'Apply filters' }).click();
         await expect.poll(() => rows.count()).toBe(1);
         await page.getByLabel('Status').selectOption('');
         await page.getByLabel('Type').fill('purchase_order');
-        await page.getByRole('button', { name: 'Apply filters' }).click();
-        await page.getByText('No document matches these filters.').waitFor();
+        await page.getByText('No documents match these filters.').waitFor();
         await accessible(page);
-        await page.getByRole('button', { name: 'Clear' }).click();
+        await page.getByRole('button', { name: 'Show all documents' }).click();
         await expect.poll(() => rows.count()).toBe(2);
         const today = new Date().toISOString().slice(0, 10);
         await page.getByLabel('Uploaded from').fill(today);
         await page.getByLabel('Uploaded until').fill(today);
-        await page.getByRole('button', { name: 'Apply filters' }).click();
+        await expect.poll(() => new URL(page.url()).searchParams.get('uploaded_to')).toBe(today);
         await expect.poll(() => rows.count()).toBe(2);
 
         // The valid one: its page 1 and its data.
         const valid = rows.filter({ has: page.locator('[data-status="valid"]') });
         await valid.getByRole('link').click();
         await page.locator('canvas[data-page="1"]').waitFor({ timeout: 20_000 });
+        await page.getByRole('heading', { level: 1, name: 'Invoice INV-2026-00142 · Acme Supplies GmbH' }).waitFor();
         await expect.poll(() => page.getByTestId('summary').textContent()).toContain('INV-2026-00142');
         await page.getByRole('tab', { name: 'Data' }).click();
         await page.getByRole('tabpanel').getByText('Acme Supplies GmbH').first().waitFor();
@@ -203,8 +202,8 @@ describe('the documents pages at /app/documents, self-hosted, signed in with an 
           ['Webhooks', 'No webhooks yet.'],
           ['Documents', 'No documents yet.'],
         ]) {
-          // At 375 px the navigation wraps, it does not hide: every link stays reachable.
-          await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: link! }).click();
+          // At 375 px every section stays reachable, through the header's one menu button.
+          await (await mainNavLink(page, link!)).click();
           await page.getByText(empty!, { exact: false }).first().waitFor();
           expect([link, await accessibilityProblems(page)]).toEqual([link, []]);
           expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(width);
@@ -268,7 +267,7 @@ describe('the documents pages at /app/documents, self-hosted, signed in with an 
     const { page } = probe;
     try {
       await signIn(page, tenant);
-      await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Connectors' }).click();
+      await (await mainNavLink(page, 'Connectors')).click();
       await page.getByText('No connector yet.').waitFor();
       await accessible(page);
       await page.getByLabel('Name (optional)').fill('S/4HANA test');
@@ -297,7 +296,7 @@ describe('the documents pages at /app/documents, self-hosted, signed in with an 
         .attach('file', invoicePath)
         .expect(201);
       // Through the pages: the key lives in this page's memory only, so a reload would sign out.
-      await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Documents' }).click();
+      await (await mainNavLink(page, 'Documents')).click();
       await page
         .locator(`a[href="/app/documents/${uploaded.body.id as string}"]`)
         .first()

@@ -86,8 +86,132 @@ export function containsPattern(text: string): string {
   return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
+/** The longest run of letters and digits in `word` (the part of a number most likely to be rare). */
+export function longestRun(word: string): string {
+  let best = '';
+  for (const run of word.match(/[\p{L}\p{N}]+/gu) ?? []) if (run.length > best.length) best = run;
+  return best;
+}
+
+/**
+ * One word of `q` (lowercased) as a condition: the word as literal text anywhere in the number, names
+ * and references. A plain word may also be found whole through the text search index. A word with
+ * punctuation (a number like "inv-2026-00142") is looked up in the trigram index by its longest run of
+ * letters and digits alone, then checked whole with strpos, which reads nothing in it as syntax: the
+ * index answers a rare run at once, where the whole word's common trigrams ("inv", "202") would make it
+ * read most of the index. A word with no run of three is checked by strpos alone.
+ */
+function wordMatchSql(word: string, p: (value: unknown) => string): string {
+  if (/^[\p{L}\p{N}]+$/u.test(word)) {
+    return `(d.summary_search @@ plainto_tsquery('simple', ${p(word)}) OR d.summary_text LIKE ${p(containsPattern(word))} ESCAPE '\\')`;
+  }
+  const whole = `strpos(d.summary_text, ${p(word)}) > 0`;
+  const run = longestRun(word);
+  return run.length >= 3 ? `(d.summary_text LIKE ${p(containsPattern(run))} ESCAPE '\\' AND ${whole})` : whole;
+}
+
 /** What the list selects: the item's columns and its summary. */
 const ITEM_COLUMNS = `d.id, d.document_id, d.document_type, d.status, d.is_signed, d.file_size_bytes, d.created_at, d.summary`;
+
+/**
+ * Whether a list finds its page's ids first as the search role and reads the rows after
+ * (DocumentsRepository.listPage): when it needs an index whose condition is not leak-proof, which row-level
+ * security keeps the application role from using. That is a text search (`q`, `references`,
+ * `counterparty`: trigram, full-text, the references' GIN) and an amount range (its B-tree; whether that
+ * index may lead is decided by amountRangeCountSql). Any other list is one statement as the application
+ * role: its status, type, date and upload-time conditions are leak-proof, so the list, due and issue date
+ * indexes answer them.
+ */
+export function usesSearchIndexes(f: SearchFilter): boolean {
+  const text =
+    (f.q !== undefined && normalizeQuery(f.q) !== '') || f.references !== undefined || f.counterparty !== undefined;
+  return text || hasAmountRange(f);
+}
+
+export function hasAmountRange(f: SearchFilter): boolean {
+  return f.amountMin !== undefined || f.amountMax !== undefined;
+}
+
+/**
+ * An amount range leads a search through the amount index only when it holds fewer documents of the
+ * tenant than this (in its currency): reading them costs a heap fetch each, in no useful order (about
+ * 60 ms for this many at a million documents on a busy machine, where counting them takes about 2 ms).
+ */
+export const AMOUNT_INDEX_ROWS = 5000;
+
+/**
+ * How listPageSql writes an amount range:
+ * - `lead`: as plain bounds. Under row-level security PostgreSQL uses no column statistics for a condition
+ *   that is not leak-proof (any role's, even with a policy admitting every row), and numeric comparisons
+ *   are not: it takes two bounds to hold next to no rows, so the amount index leads, whatever else is given.
+ * - `combine`: with the bounds as sub-selects, whose values the planner does not look at, so it takes its
+ *   default guess for a range (0.5 % of the rows): it may still read the amount index, but combined with a
+ *   text index (a bitmap AND), or not at all where the text is rarer.
+ * - `filter`: as a CASE, which no index answers and which the planner takes to hold for half the rows: the
+ *   range is checked on the rows that the other conditions' indexes, or the list order, find.
+ */
+export type AmountPlan = 'lead' | 'combine' | 'filter';
+
+/**
+ * The amount plan of a search whose amount range holds `inRange` of the tenant's documents (counted by
+ * amountRangeCountSql, up to AMOUNT_INDEX_ROWS): a narrow range leads; a wide one is combined with a text
+ * search's index, or else only checked. Measured at a million documents on a busy machine
+ * (docs/benchmarks.md, Search shapes): a word with valid invoices and a range of 10,000 EUR took 1.2 s with
+ * the range leading, 0.1 to 0.27 s combined; a month of due dates with a range of 19,000 EUR took 1.9 s
+ * with the range leading (0.4 s as the application role, on the due-date index), 25 to 42 ms with it
+ * checked on the rows of the list order.
+ */
+export function amountPlan(f: SearchFilter, inRange: number): AmountPlan {
+  if (inRange < AMOUNT_INDEX_ROWS) return 'lead';
+  const textIndex = (f.q !== undefined && normalizeQuery(f.q) !== '') || f.references !== undefined;
+  return textIndex ? 'combine' : 'filter';
+}
+
+/**
+ * How many of the tenant's documents the amount range (and currency) holds, counted up to
+ * AMOUNT_INDEX_ROWS: an index-only scan of the amount index, as the search role. It settles what the
+ * planner cannot estimate (amountPlan).
+ */
+export function amountRangeCountSql(tenantId: string, f: SearchFilter): { sql: string; params: unknown[] } {
+  const params: unknown[] = [tenantId];
+  const p = (value: unknown): string => {
+    params.push(value);
+    return `$${params.length}`;
+  };
+  const where = ['d.tenant_id = $1'];
+  if (f.currency) where.push(`d.summary_currency = ${p(f.currency)}`);
+  where.push(...amountConditions(f, p, 'lead'));
+  const sql = `SELECT count(*)::int AS n FROM (SELECT 1 FROM documents d WHERE ${where.join(' AND ')}
+    LIMIT ${AMOUNT_INDEX_ROWS}) s`;
+  return { sql, params };
+}
+
+function amountConditions(f: SearchFilter, p: (value: unknown) => string, plan: AmountPlan): string[] {
+  const bound = (value: string) => (plan === 'combine' ? `(SELECT ${p(value)}::numeric)` : `${p(value)}::numeric`);
+  const conditions: string[] = [];
+  if (f.amountMin !== undefined) conditions.push(`d.summary_amount >= ${bound(f.amountMin)}`);
+  if (f.amountMax !== undefined) conditions.push(`d.summary_amount <= ${bound(f.amountMax)}`);
+  // A document without an amount is in no range, as with the plain bounds.
+  return plan === 'filter' && conditions.length > 0
+    ? [`CASE WHEN ${conditions.join(' AND ')} THEN true ELSE false END`]
+    : conditions;
+}
+
+/** The role a search's id query runs as (made by the migration DocumentSearchRole, which says why). */
+export const SEARCH_ROLE = 'sdf_search';
+
+/** A position of a page found by the id query: the row's id and its keyset keys. */
+export interface PageKey {
+  id: string;
+  created_at: Date;
+  sort_key: string | null;
+}
+
+/**
+ * The rows of a page whose ids the id query found ($1, uuid[]), of the tenant ($2): by primary key,
+ * which row-level security lets the index answer (uuid equality is leak-proof), in any order.
+ */
+export const PAGE_ROWS_SQL = `SELECT ${ITEM_COLUMNS} FROM documents d WHERE d.id = ANY($1::uuid[]) AND d.tenant_id = $2`;
 
 export interface ListRow {
   id: string;
@@ -105,8 +229,15 @@ export interface ListRow {
  * One page of the tenant's documents as SQL and its parameters: every filter is a parameter (never
  * spliced into the text), `q` is matched through plainto_tsquery and LIKE with escaped patterns, so any
  * text in it is text. Sorted by the chosen key, then created_at and id in the same direction (keyset).
+ * `select`: the items themselves, or only their ids and keys (PageKey: the id query of a search, which
+ * reads the search columns alone). `amount`: how the amount range is written (AmountPlan).
  */
-export function listPageSql(tenantId: string, f: SearchFilter): { sql: string; params: unknown[] } {
+export function listPageSql(
+  tenantId: string,
+  f: SearchFilter,
+  select: 'items' | 'keys' = 'items',
+  amount: AmountPlan = 'lead',
+): { sql: string; params: unknown[] } {
   const params: unknown[] = [tenantId];
   const p = (value: unknown): string => {
     params.push(value);
@@ -121,8 +252,7 @@ export function listPageSql(tenantId: string, f: SearchFilter): { sql: string; p
     where.push(`d.summary_counterparty ILIKE ${p(containsPattern(normalizeQuery(f.counterparty)))} ESCAPE '\\'`);
   }
   if (f.currency) where.push(`d.summary_currency = ${p(f.currency)}`);
-  if (f.amountMin !== undefined) where.push(`d.summary_amount >= ${p(f.amountMin)}::numeric`);
-  if (f.amountMax !== undefined) where.push(`d.summary_amount <= ${p(f.amountMax)}::numeric`);
+  where.push(...amountConditions(f, p, amount));
   if (f.issuedFrom) where.push(`d.summary_issue_date >= ${p(f.issuedFrom)}::date`);
   if (f.issuedTo) where.push(`d.summary_issue_date <= ${p(f.issuedTo)}::date`);
   if (f.dueFrom) where.push(`d.summary_due_date >= ${p(f.dueFrom)}::date`);
@@ -133,16 +263,7 @@ export function listPageSql(tenantId: string, f: SearchFilter): { sql: string; p
   const q = f.q !== undefined ? normalizeQuery(f.q) : '';
   if (q !== '') {
     for (const word of queryWords(q)) {
-      // Each word matches as literal text anywhere in the number, names and references (the trigram index).
-      // A plain word may also be found whole through the text search index; for such a word that finds
-      // nothing the fragment match would not, and a word with punctuation is left to the fragment match
-      // alone, so `%`, `&` or `:*` never mean anything but themselves.
-      const fragment = `d.summary_text LIKE ${p(containsPattern(word))} ESCAPE '\\'`;
-      where.push(
-        /^[\p{L}\p{N}]+$/u.test(word)
-          ? `(d.summary_search @@ plainto_tsquery('simple', ${p(word)}) OR ${fragment})`
-          : fragment,
-      );
+      where.push(wordMatchSql(word, p));
     }
     if (f.sort === 'relevance') {
       const whole = p(q.toLowerCase());
@@ -180,7 +301,8 @@ export function listPageSql(tenantId: string, f: SearchFilter): { sql: string; p
     );
   }
   const order = key ? `${key.expr} ${dir}, d.created_at ${dir}, d.id ${dir}` : `d.created_at ${dir}, d.id ${dir}`;
-  const sql = `SELECT ${ITEM_COLUMNS}, ${key ? `(${key.expr})::text` : 'NULL'} AS sort_key
+  const columns = select === 'items' ? ITEM_COLUMNS : 'd.id, d.created_at';
+  const sql = `SELECT ${columns}, ${key ? `(${key.expr})::text` : 'NULL'} AS sort_key
     FROM documents d WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ${p(f.limit + 1)}`;
   return { sql, params };
 }

@@ -178,7 +178,8 @@ export class DocumentsController {
     description:
       'Runs the six checks of the format core (the same as `sdf validate`) on the uploaded file and answers ' +
       'the result: 200 when every check passed, 422 with the first failure and the state of each check ' +
-      'otherwise. The file is discarded either way.',
+      'otherwise. Both carry the `summary` the service would store for the file (as list items carry it), ' +
+      'null when data.json cannot be read. The file is discarded either way.',
   })
   @FileBody()
   @ApiOkResponse({ type: ValidateOkDto, description: 'Every check passed' })
@@ -203,6 +204,17 @@ export class DocumentsController {
             data: 'fail',
             pdf: 'skipped',
             signature: 'skipped',
+          },
+          summary: {
+            title: 'Invoice 42',
+            number: '42',
+            issuer: 'Acme GmbH',
+            counterparty: 'Globex Ltd',
+            amount: '1713.60',
+            currency: 'EUR',
+            issue_date: '2026-03-15',
+            due_date: '2026-04-14',
+            references: ['PO-2026-0815'],
           },
         },
       },

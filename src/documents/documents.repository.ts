@@ -7,7 +7,20 @@ import { dispatchedAtSql, type OutboxRow } from '../events/events.service.js';
 import { SdfDocument, type SignatureAlgorithmName, type SigningError } from './entities/document.entity.js';
 import type { StoredValidation } from './validation-extensions.js';
 import type { DocumentSummary } from '../sdf/summary.js';
-import { listPageSql, summarySetSql, type ListRow, type SearchFilter } from './documents-search.js';
+import {
+  amountPlan,
+  amountRangeCountSql,
+  hasAmountRange,
+  listPageSql,
+  PAGE_ROWS_SQL,
+  SEARCH_ROLE,
+  summarySetSql,
+  usesSearchIndexes,
+  type AmountPlan,
+  type ListRow,
+  type PageKey,
+  type SearchFilter,
+} from './documents-search.js';
 import type { PendingRecord } from './jobs/validate-sdf.job.js';
 import type { SealedSigningKey } from '../signing/entities/signing-key.entity.js';
 
@@ -305,9 +318,42 @@ export class DocumentsRepository {
    * search over the summaries (documents-search.ts); asks for one extra row.
    */
   async listPage(tenantId: string, filter: SearchFilter): Promise<{ rows: ListRow[]; hasMore: boolean }> {
-    const { sql, params } = listPageSql(tenantId, filter);
-    const rows = (await this.ds.query(sql, params)) as ListRow[];
-    return { rows: rows.slice(0, filter.limit), hasMore: rows.length > filter.limit };
+    if (!usesSearchIndexes(filter)) {
+      const { sql, params } = listPageSql(tenantId, filter);
+      const rows = (await this.ds.query(sql, params)) as ListRow[];
+      return { rows: rows.slice(0, filter.limit), hasMore: rows.length > filter.limit };
+    }
+    // A search, in two steps in one transaction. Row-level security would keep the search indexes
+    // unused (PostgreSQL applies the tenant policy before any condition that is not leak-proof, and
+    // LIKE, full-text, array and numeric matches are not), so a search would read every document.
+    // 1. The page's ids and keys are found as the search role, which reads the search columns of every
+    //    tenant's documents with the indexes, under the condition `tenant_id = $1` naming the tenant the
+    //    request authenticated as (listPageSql), and nothing else of a document. An amount range is counted
+    //    first, as the search role too (amountRangeCountSql): its index leads only where the range is narrow.
+    // 2. The rows are read back as the connection's own role, by primary key (leak-proof, so indexed)
+    //    under the tenant policy. Row-level security still decides which rows are returned: an id of
+    //    another tenant, however step 1 came by it, is not seen here and drops out of the page.
+    return this.ds.transaction(async (m) => {
+      const keys = (await asSearchRole(m, async () => {
+        let amount: AmountPlan = 'lead';
+        if (hasAmountRange(filter)) {
+          const count = amountRangeCountSql(tenantId, filter);
+          const [{ n }] = (await m.query(count.sql, count.params)) as [{ n: number }];
+          amount = amountPlan(filter, n);
+        }
+        const { sql, params } = listPageSql(tenantId, filter, 'keys', amount);
+        return m.query(sql, params);
+      })) as PageKey[];
+      const page = keys.slice(0, filter.limit);
+      if (page.length === 0) return { rows: [], hasMore: false };
+      const found = (await m.query(PAGE_ROWS_SQL, [page.map((k) => k.id), tenantId])) as Omit<ListRow, 'sort_key'>[];
+      const byId = new Map(found.map((row) => [row.id, row]));
+      const rows = page.flatMap((k) => {
+        const row = byId.get(k.id);
+        return row ? [{ ...row, sort_key: k.sort_key }] : [];
+      });
+      return { rows, hasMore: keys.length > filter.limit };
+    });
   }
 
   /** S9, sweeper only (spans tenants on purpose): documents pending for longer than `olderThanMs`. */
@@ -327,5 +373,27 @@ export class DocumentsRepository {
         ORDER BY created_at LIMIT $2`,
       [olderThanMs, limit],
     )) as PendingRecord[];
+  }
+}
+
+/**
+ * Runs `work` in the transaction of `m` as the search role (SET LOCAL ROLE), and switches back to the
+ * connection's own role (RESET ROLE: its starting role, the application role) before anything else runs,
+ * whether `work` succeeded or not. When `work` failed the transaction is aborted and the switch back
+ * fails too: the transaction is then rolled back, which undoes the SET LOCAL, and `work`'s error is the
+ * one reported. Either way the connection never returns to the pool as the search role.
+ */
+async function asSearchRole<T>(m: EntityManager, work: () => Promise<T>): Promise<T> {
+  await m.query(`SET LOCAL ROLE ${SEARCH_ROLE}`);
+  let failed = false;
+  try {
+    return await work();
+  } catch (err) {
+    failed = true;
+    throw err;
+  } finally {
+    await m.query(`RESET ROLE`).catch((err: unknown) => {
+      if (!failed) throw err;
+    });
   }
 }

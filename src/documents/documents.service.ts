@@ -278,8 +278,11 @@ export class DocumentsService {
         },
       ]);
     }
-    const hasQuery = query.q !== undefined && normalizeQuery(query.q) !== '';
-    const sort = query.sort ?? (hasQuery ? 'relevance' : 'uploaded');
+    // Relevance ranks by the business number (an exact number first, then documents naming it, then numbers
+    // holding it): the default for a query with a digit in it. For words alone (a name) no number decides,
+    // and newest first is the order, which the list's own index serves without ranking every match.
+    const q = query.q !== undefined ? normalizeQuery(query.q) : '';
+    const sort = query.sort ?? (/\p{N}/u.test(q) ? 'relevance' : 'uploaded');
     const order = query.order ?? 'desc';
     const classic = sort === 'uploaded' && order === 'desc';
     let after: SearchPosition | undefined;
@@ -329,6 +332,8 @@ export class DocumentsService {
       });
       if (!removed) throw AppError.notFound('Document');
       await this.record(m, actor, 'delete', removed, {
+        // The audit log names a deleted document by the title it had.
+        title: removed.summary?.title ?? null,
         document_type: removed.document_type,
         file_size_bytes: removed.file_size_bytes,
         status: removed.status,

@@ -8,7 +8,7 @@ import { quotaExceeded, UsageMetering } from '../rate-limit/usage-metering.js';
 import type { ValidationResult } from '../sdf/index.js';
 import { STORAGE_DRIVER, type StorageDriver } from '../storage/storage-driver.js';
 import { DocumentsService, type Actor } from './documents.service.js';
-import { DocumentDto } from './dto/document.dto.js';
+import { DocumentDto, summaryOf } from './dto/document.dto.js';
 import type { ValidateFailedDto, ValidateOkDto } from './dto/validate-result.dto.js';
 import type { SdfDocument } from './entities/document.entity.js';
 import { removeSpoolFiles, spoolUpload, type SpooledFile } from './upload-spool.js';
@@ -157,6 +157,7 @@ export class UploadHandler implements OnApplicationShutdown {
         valid: false,
         ...errorBody(error.code, error.message, error.details, error.file),
         checks: result.checks,
+        summary: summaryOf(result.summary),
       };
     }
     res.status(200);
@@ -169,6 +170,7 @@ export class UploadHandler implements OnApplicationShutdown {
       warnings: result.warnings,
       ...(result.signature ? { signature: result.signature } : {}),
       registry_match: stored.registry_match,
+      summary: summaryOf(result.summary),
     };
   }
 }

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { KeyLookup, ValidationResult, VerifyResult } from '../sdf/index.js';
+import type { RegisteredSummaryMapping } from '../sdf/summary.js';
 
 /** What the record keeps of a validation run (and what GET /sdf/:id shows as `validation`). */
 export interface StoredValidation {
@@ -27,6 +28,15 @@ export type ProducedFileSigner = (
   output: string,
 ) => Promise<{ key_id: string; algorithm: string }>;
 
+/**
+ * A tenant's summary mappings registered with its schemas: those of `schemaId` when the caller knows the
+ * document's schema id (the job: meta.json was read at upload), else all of the tenant's.
+ */
+export type SummaryMappingProvider = (
+  tenantId: string,
+  schemaId: string | undefined,
+) => Promise<RegisteredSummaryMapping[]>;
+
 /** Adds fields to a stored validation result (S14 `registry_match`), given the tenant and the core result. */
 export type ValidationEnricher = (tenantId: string, result: ValidationResult) => Promise<Record<string, unknown>>;
 
@@ -43,6 +53,7 @@ export class ValidationExtensions {
   private keyLookupProvider: KeyLookupProvider | undefined;
   private readonly enrichers: ValidationEnricher[] = [];
   private producedFileSigner: ProducedFileSigner | undefined;
+  private summaryMappingProvider: SummaryMappingProvider | undefined;
 
   /** The signing feature signs produced files asked to be signed (POST /sdf/produce with `sign`). */
   useSigner(signer: ProducedFileSigner): void {
@@ -55,6 +66,17 @@ export class ValidationExtensions {
 
   useKeyLookup(provider: KeyLookupProvider): void {
     this.keyLookupProvider = provider;
+  }
+
+  /** The schema registry supplies the mappings tenants registered with their schemas. */
+  useSummaryMappings(provider: SummaryMappingProvider): void {
+    this.summaryMappingProvider = provider;
+  }
+
+  /** `schemaId` null: the document names no schema id, so no registered mapping can be its schema's. */
+  async summaryMappingsFor(tenantId: string, schemaId?: string | null): Promise<RegisteredSummaryMapping[]> {
+    if (schemaId === null || !this.summaryMappingProvider) return [];
+    return this.summaryMappingProvider(tenantId, schemaId);
   }
 
   addEnricher(enricher: ValidationEnricher): void {

@@ -51,13 +51,29 @@ export class ValidationPoolService implements OnApplicationShutdown {
   }
 
   /**
-   * Validates a file (a Buffer or a local path) for a tenant, with that tenant's key lookup. `interactive`
+   * Validates a file (a Buffer or a local path) for a tenant, with that tenant's key lookup and the summary
+   * mappings it registered with its schemas (those of `schemaId` when the caller knows meta's schema_id,
+   * else all of them; the pool uses the one whose schema the file embeds). `interactive`
    * for a caller that waits (POST /validate): it is served before background files and has a process
    * of its own; within a lane, tenants take turns.
    */
-  async validate(tenantId: string, input: Buffer | string, lane: PoolLane): Promise<ValidationResult> {
-    const keyLookup = await this.extensions.keyLookupFor(tenantId);
-    return this.started.validate(input, { keyLookup, limits: this.limits, lane, tenant: tenantId });
+  async validate(
+    tenantId: string,
+    input: Buffer | string,
+    lane: PoolLane,
+    schemaId?: string | null,
+  ): Promise<ValidationResult> {
+    const [keyLookup, summaryMappings] = await Promise.all([
+      this.extensions.keyLookupFor(tenantId),
+      this.extensions.summaryMappingsFor(tenantId, schemaId),
+    ]);
+    return this.started.validate(input, {
+      keyLookup,
+      limits: this.limits,
+      lane,
+      tenant: tenantId,
+      ...(summaryMappings.length > 0 ? { summaryMappings } : {}),
+    });
   }
 
   /**

@@ -6,12 +6,22 @@ import { AppConfig } from '../config/app-config.js';
 import { preparedQuery } from '../database/prepared.js';
 import { AppError } from '../common/errors.js';
 import { canonicalJson, compileSchema, isSdfError, sha256Hex } from '../sdf/index.js';
+import { readSummaryMapping, type RegisteredSummaryMapping, type SummaryMapping } from '../sdf/summary.js';
 import { SCHEMA_ID_PATTERN, type CreateSchemaDto } from './dto/schema.dto.js';
 import { RegisteredSchema } from './entities/registered-schema.entity.js';
 
 export interface SchemaActor {
   actor: string;
   ip: string | null;
+}
+
+type MappingRow = Pick<RegisteredSchema, 'schema_id' | 'content_hash'> & { summary_mapping: SummaryMapping };
+
+/** A summary mapping as sent, checked; every problem a 400 naming its field under /summary_mapping. */
+function checkSummaryMapping(value: unknown): SummaryMapping {
+  const { mapping, problems } = readSummaryMapping(value, '/summary_mapping');
+  if (mapping === null) throw AppError.badRequest('Invalid summary mapping', problems);
+  return mapping;
 }
 
 /** Deeper than any schema a person writes; keeps recursive walkers (canonical JSON, ajv) far from the stack limit. */
@@ -59,6 +69,7 @@ export class SchemaRegistryService {
 
   async register(tenantId: string, input: CreateSchemaDto, by: SchemaActor): Promise<RegisteredSchema> {
     const contentHash = this.checkSchema(input.schema);
+    const summaryMapping = input.summary_mapping === undefined ? null : checkSummaryMapping(input.summary_mapping);
     try {
       return await this.ds.transaction(async (m) => {
         const row = await m.save(
@@ -68,6 +79,7 @@ export class SchemaRegistryService {
             version: input.version,
             schema: input.schema,
             content_hash: contentHash,
+            summary_mapping: summaryMapping,
           }),
         );
         await this.audit.record(m, {
@@ -92,7 +104,7 @@ export class SchemaRegistryService {
   list(tenantId: string): Promise<RegisteredSchema[]> {
     return this.ds.manager.find(RegisteredSchema, {
       // The list shows no schema bodies; do not load them.
-      select: { id: true, schema_id: true, version: true, created_at: true },
+      select: { id: true, schema_id: true, version: true, created_at: true, summary_mapping: true },
       where: { tenant_id: tenantId },
       order: { created_at: 'DESC', id: 'DESC' },
     });
@@ -133,6 +145,40 @@ export class SchemaRegistryService {
     if (!embeddedSchemaHash) return false;
     const wanted = embeddedSchemaHash.toLowerCase();
     return rows.some((r) => r.content_hash === wanted);
+  }
+
+  /**
+   * The summary mappings registered with the tenant's schemas, for the validation: those of `schemaId`
+   * (meta's schema_id, when known), else all of them; one a schema id and content (the most recently
+   * registered version's, when two versions have the same content).
+   */
+  async summaryMappings(
+    tenantId: string,
+    schemaId: string | undefined,
+    manager: EntityManager = this.ds.manager,
+  ): Promise<RegisteredSummaryMapping[]> {
+    if (schemaId !== undefined && !SCHEMA_ID_PATTERN.test(schemaId)) return [];
+    const rows =
+      schemaId === undefined
+        ? await preparedQuery<MappingRow>(
+            this.ds,
+            'sdf_schema_mappings_all',
+            `SELECT DISTINCT ON (schema_id, content_hash) schema_id, content_hash, summary_mapping FROM schemas
+              WHERE tenant_id = $1 AND summary_mapping IS NOT NULL
+              ORDER BY schema_id, content_hash, created_at DESC, id DESC`,
+            [tenantId],
+            manager,
+          )
+        : await preparedQuery<MappingRow>(
+            this.ds,
+            'sdf_schema_mappings',
+            `SELECT DISTINCT ON (content_hash) schema_id, content_hash, summary_mapping FROM schemas
+              WHERE tenant_id = $1 AND schema_id = $2 AND summary_mapping IS NOT NULL
+              ORDER BY content_hash, created_at DESC, id DESC`,
+            [tenantId, schemaId],
+            manager,
+          );
+    return rows.map((r) => ({ schema_id: r.schema_id, schema_sha256: r.content_hash, mapping: r.summary_mapping }));
   }
 
   /** Size, depth and F6 compilation; returns the content hash. Every failure is 400 VALIDATION_ERROR. */

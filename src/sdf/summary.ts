@@ -43,6 +43,111 @@ export interface SummaryMapping {
   references?: string[];
 }
 
+/** A tenant's mapping as the validation receives it: used for a document whose schema is that registered schema. */
+export interface RegisteredSummaryMapping {
+  /** meta.json's schema_id the document must name. */
+  schema_id: string;
+  /** Lowercase hex SHA-256 of the registered schema's canonical JSON: the document's schema.json must have it. */
+  schema_sha256: string;
+  mapping: SummaryMapping;
+}
+
+/** The pointer fields of a mapping, in the order they are documented. */
+export const SUMMARY_MAPPING_POINTER_FIELDS = [
+  'number',
+  'counterparty',
+  'amount',
+  'currency',
+  'issue_date',
+  'due_date',
+  'references',
+] as const;
+
+/** Bounds of a registered mapping: pointers per field, characters and reference tokens per pointer. */
+export const SUMMARY_MAPPING_LIMITS = { pointers: 8, pointerLength: 200, tokens: 16 } as const;
+
+/**
+ * What is wrong with `pointer` as a summary field's JSON pointer, or null: RFC 6901 (each `~` followed by
+ * 0 or 1), pointing inside data.json (never the empty pointer, data.json as a whole), bounded.
+ */
+export function summaryPointerProblem(pointer: unknown): string | null {
+  if (typeof pointer !== 'string') return 'must be a JSON pointer (a string)';
+  if (pointer === '') return 'must point inside data.json (the empty pointer is data.json itself)';
+  if (!pointer.startsWith('/')) return 'must be a JSON pointer (RFC 6901): it starts with "/"';
+  if (pointer.length > SUMMARY_MAPPING_LIMITS.pointerLength) {
+    return `must be at most ${SUMMARY_MAPPING_LIMITS.pointerLength} characters`;
+  }
+  if (/~(?![01])/.test(pointer)) return 'must be a JSON pointer (RFC 6901): "~" is written only as "~0" or "~1"';
+  if (pointer.split('/').length - 1 > SUMMARY_MAPPING_LIMITS.tokens) {
+    return `must have at most ${SUMMARY_MAPPING_LIMITS.tokens} reference tokens`;
+  }
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(pointer) || isUnsafeText(pointer)) return 'must not hold control characters';
+  return null;
+}
+
+/**
+ * A mapping as a tenant sends it (any JSON), checked: known fields with a list of pointers each, `label`
+ * a short text. Every problem is named by its path under `base` (e.g. /summary_mapping/number/1).
+ */
+export function readSummaryMapping(
+  value: unknown,
+  base: string,
+): { mapping: SummaryMapping; problems: [] } | { mapping: null; problems: { path: string; message: string }[] } {
+  const problems: { path: string; message: string }[] = [];
+  const record = asRecord(value);
+  if (!record) return { mapping: null, problems: [{ path: base, message: 'must be an object' }] };
+  const keys = Object.keys(record);
+  if (keys.length === 0) problems.push({ path: base, message: 'must name at least one field' });
+  const mapping: SummaryMapping = {};
+  for (const key of keys.slice(0, 32)) {
+    const path = `${base}/${key.replace(/~/g, '~0').replace(/\//g, '~1').slice(0, 64)}`;
+    const field = record[key];
+    if (key === 'label') {
+      const label = typeof field === 'string' ? text(field, SUMMARY_LIMITS.label + 1) : null;
+      if (label === null || label !== field || label.length > SUMMARY_LIMITS.label) {
+        problems.push({ path, message: `must be a text of 1 to ${SUMMARY_LIMITS.label} printable characters` });
+      } else {
+        mapping.label = label;
+      }
+      continue;
+    }
+    if (!(SUMMARY_MAPPING_POINTER_FIELDS as readonly string[]).includes(key)) {
+      problems.push({
+        path,
+        message: `is not a summary field (known: label, ${SUMMARY_MAPPING_POINTER_FIELDS.join(', ')})`,
+      });
+      continue;
+    }
+    const pointers = field;
+    if (!Array.isArray(pointers) || pointers.length === 0 || pointers.length > SUMMARY_MAPPING_LIMITS.pointers) {
+      problems.push({ path, message: `must be a list of 1 to ${SUMMARY_MAPPING_LIMITS.pointers} JSON pointers` });
+      continue;
+    }
+    let good = true;
+    pointers.forEach((pointer: unknown, i) => {
+      const problem = summaryPointerProblem(pointer);
+      if (problem === null) return;
+      good = false;
+      problems.push({ path: `${path}/${i}`, message: problem });
+    });
+    if (good) mapping[key as (typeof SUMMARY_MAPPING_POINTER_FIELDS)[number]] = pointers as string[];
+  }
+  if (keys.length > 32) problems.push({ path: base, message: 'names more fields than a summary has' });
+  return problems.length > 0 ? { mapping: null, problems } : { mapping, problems: [] };
+}
+
+/** The registered mapping for a document naming `schemaId` whose schema.json has `schemaSha256`, if any. */
+export function registeredMappingFor(
+  mappings: readonly RegisteredSummaryMapping[] | undefined,
+  schemaId: unknown,
+  schemaSha256: string | null | undefined,
+): SummaryMapping | undefined {
+  if (!mappings || typeof schemaId !== 'string' || !schemaSha256) return undefined;
+  const hash = schemaSha256.toLowerCase();
+  return mappings.find((m) => m.schema_id === schemaId && m.schema_sha256 === hash)?.mapping;
+}
+
 /** Bounds: a summary goes into indexed columns and every list item, whatever the file holds. */
 export const SUMMARY_LIMITS = {
   title: 200,

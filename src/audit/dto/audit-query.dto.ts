@@ -20,7 +20,10 @@ export class AuditQueryDto {
   @MaxLength(300)
   cursor?: string;
 
-  @ApiPropertyOptional({ example: 'login', description: 'Exact action name' })
+  @ApiPropertyOptional({
+    example: 'upload',
+    description: 'Exact action name (GET /v1/audit/actions lists them with their words)',
+  })
   @IsOptional()
   @IsString()
   @MinLength(1)
@@ -47,19 +50,75 @@ export class AuditQueryDto {
   to?: string;
 }
 
+export const AUDIT_ACTOR_KINDS = ['user', 'api_key', 'operator', 'system', 'anonymous'] as const;
+export type AuditActorKind = (typeof AUDIT_ACTOR_KINDS)[number];
+
+/** Who acted, in words: read from the organization's own people and keys when the page is answered. */
+export class AuditActorDto {
+  @ApiProperty({
+    enum: AUDIT_ACTOR_KINDS,
+    example: 'user',
+    description:
+      'user: a person of the organization; api_key: one of its API keys; operator: the service operator; ' +
+      'system: the service itself (jobs, single sign-on, billing, connectors); anonymous: nobody signed in',
+  })
+  kind: AuditActorKind;
+  @ApiProperty({
+    example: 'Ada Lovelace',
+    description:
+      'What to call the actor: a person\'s name (their address when they gave none; "Removed user" when ' +
+      'no longer in the organization), an API key\'s name ("API key" when unnamed or gone), or a plain word ' +
+      '("Service operator", "System", "Single sign-on", "Billing", "ERP connector", "Anonymous")',
+  })
+  name: string;
+  @ApiProperty({ type: 'string', nullable: true, example: 'ada@example.com', description: "A person's address" })
+  email: string | null;
+  @ApiProperty({ type: 'string', nullable: true, example: null, description: "An API key's prefix (sdf_kXXX)" })
+  key_prefix: string | null;
+}
+
+/** The document an entry concerns, when it concerns one. */
+export class AuditDocumentDto {
+  @ApiProperty({ format: 'uuid', example: EX.documentId, description: "The service's id of the document" })
+  id: string;
+  @ApiProperty({
+    type: 'string',
+    nullable: true,
+    example: 'Invoice INV-2026-00142',
+    description:
+      "The document's title from its summary; null when it has none (not yet validated, data unreadable) or " +
+      'when it was deleted (the entry of the deletion itself keeps the title it had)',
+  })
+  title: string | null;
+  @ApiProperty({ example: false, description: 'The document no longer exists' }) deleted: boolean;
+}
+
 export class AuditEntryDto {
   @ApiProperty({ format: 'uuid', example: EX.auditEntryId }) id: string;
-  @ApiProperty({ example: 'login' }) action: string;
+  @ApiProperty({ example: 'upload' }) action: string;
+  @ApiProperty({ example: 'Document uploaded', description: 'The action in words (the name itself when unknown)' })
+  action_label: string;
   @ApiProperty({ example: `user:${EX.userId}` }) actor: string;
+  @ApiProperty({ type: AuditActorDto }) actor_display: AuditActorDto;
+  @ApiProperty({
+    type: AuditDocumentDto,
+    nullable: true,
+    description: 'The document the entry concerns; null when it concerns something else',
+  })
+  document: AuditDocumentDto | null;
   @ApiProperty({
     type: 'string',
     nullable: true,
     description: 'The id of what the action concerns (a document, a key, a user, ...)',
-    example: EX.userId,
+    example: EX.documentId,
   })
   resource_id: string | null;
   @ApiProperty({ type: 'string', nullable: true, example: '203.0.113.7' }) ip_address: string | null;
-  @ApiProperty({ type: 'object', additionalProperties: true, example: { method: 'password' } })
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
+    example: { document_type: 'invoice', file_size_bytes: 48213 },
+  })
   metadata: Record<string, unknown>;
   @ApiProperty({ format: 'date-time', example: EX.createdAt }) created_at: string;
 }
@@ -75,4 +134,14 @@ export class AuditPageDto {
   })
   next_cursor: string | null;
   @ApiProperty({ example: true }) has_more: boolean;
+}
+
+export class AuditActionDto {
+  @ApiProperty({ example: 'upload' }) action: string;
+  @ApiProperty({ example: 'Document uploaded' }) label: string;
+}
+
+export class AuditActionListDto {
+  @ApiProperty({ type: [AuditActionDto], description: "Every action an organization's log can hold" })
+  actions: AuditActionDto[];
 }

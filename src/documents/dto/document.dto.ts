@@ -93,7 +93,7 @@ export class DocumentSummaryDto {
   references: string[];
 }
 
-const SUMMARY_PROPERTY = {
+export const SUMMARY_PROPERTY = {
   type: DocumentSummaryDto,
   nullable: true,
   description:
@@ -101,7 +101,7 @@ const SUMMARY_PROPERTY = {
     'stored before summaries existed until the background backfill reaches it',
 } as const;
 
-function summaryOf(summary: DocumentSummary | null | undefined): DocumentSummaryDto | null {
+export function summaryOf(summary: DocumentSummary | null | undefined): DocumentSummaryDto | null {
   if (!summary) return null;
   return {
     title: summary.title,

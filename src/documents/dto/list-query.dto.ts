@@ -132,7 +132,8 @@ export class ListDocumentsQueryDto {
   @ApiPropertyOptional({
     enum: LIST_SORTS,
     description:
-      'relevance (the default with `q`), uploaded (the default otherwise), issue_date, due_date or amount; ' +
+      'relevance (the default when `q` holds a digit), uploaded (the default otherwise), issue_date, due_date ' +
+      'or amount; ' +
       'documents without the field come last',
   })
   @IsOptional()

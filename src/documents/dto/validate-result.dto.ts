@@ -1,6 +1,15 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ErrorPayloadDto } from '../../common/error-response.dto.js';
-import { ChecksDto, SignatureResultDto, WARNINGS_DESCRIPTION } from './document.dto.js';
+import { ChecksDto, DocumentSummaryDto, SignatureResultDto, WARNINGS_DESCRIPTION } from './document.dto.js';
+
+/** The summary the service would store for the file, in the list items' shape. */
+const VALIDATE_SUMMARY = {
+  type: DocumentSummaryDto,
+  nullable: true,
+  description:
+    "What the document is known by, as the list shows it once stored (the tenant's mapping for a registered " +
+    'schema applies); null when meta.json or data.json cannot be read',
+} as const;
 
 /** POST /validate 200 (SDF-SPEC, F10). */
 export class ValidateOkDto {
@@ -17,6 +26,7 @@ export class ValidateOkDto {
   warnings: string[];
   @ApiPropertyOptional({ type: SignatureResultDto }) signature?: SignatureResultDto;
   @ApiProperty({ type: Boolean, nullable: true, example: null }) registry_match: boolean | null;
+  @ApiProperty(VALIDATE_SUMMARY) summary: DocumentSummaryDto | null;
 }
 
 /** POST /validate 422 (S5: the error body plus `valid: false`; F10 checks beside it). */
@@ -24,4 +34,5 @@ export class ValidateFailedDto {
   @ApiProperty({ enum: [false], example: false }) valid: boolean;
   @ApiProperty({ type: ErrorPayloadDto }) error: ErrorPayloadDto;
   @ApiProperty({ type: ChecksDto }) checks: ChecksDto;
+  @ApiProperty(VALIDATE_SUMMARY) summary: DocumentSummaryDto | null;
 }

@@ -5,10 +5,27 @@ import { isInfrastructureError } from '../../common/infrastructure-errors.js';
 import { Periodic } from '../../common/periodic.js';
 import { AppConfig } from '../../config/app-config.js';
 import { DataBudgetError, isSdfError, WorkerTaskError } from '../../sdf/index.js';
-import { summarizeDataBytes, type DocumentSummary } from '../../sdf/summary.js';
+import {
+  registeredMappingFor,
+  summarizeDataBytes,
+  type DocumentSummary,
+  type RegisteredSummaryMapping,
+  type SummaryMapping,
+} from '../../sdf/summary.js';
 import { STORAGE_DRIVER, StorageNotFoundError, type StorageDriver } from '../../storage/storage-driver.js';
 import { summarySetSql } from '../documents-search.js';
+import { ValidationExtensions } from '../validation-extensions.js';
 import { ValidationPoolService } from '../validation-pool.service.js';
+
+interface BackfillRow {
+  id: string;
+  tenant_id: string;
+  storage_key: string;
+  meta: unknown;
+  schema_id: string | null;
+  /** The schema the file embeds, as its validation hashed it: a registered schema's mapping applies. */
+  schema_sha256: string | null;
+}
 
 /** The documents judged before summaries existed (the partial index documents_unsummarized_idx). */
 const UNSUMMARIZED = `summarized_at IS NULL AND status <> 'pending'`;
@@ -47,6 +64,7 @@ export class SummaryBackfill implements OnApplicationBootstrap, OnApplicationShu
     @InjectDataSource() private readonly ds: DataSource,
     @Inject(STORAGE_DRIVER) private readonly storage: StorageDriver,
     private readonly pool: ValidationPoolService,
+    private readonly extensions: ValidationExtensions,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -71,13 +89,22 @@ export class SummaryBackfill implements OnApplicationBootstrap, OnApplicationShu
     const batch = this.config.env.SUMMARY_BACKFILL_BATCH;
     const done = await this.ds.transaction(async (m) => {
       const rows = (await m.query(
-        `SELECT id, tenant_id, storage_key, meta FROM documents WHERE ${UNSUMMARIZED}
+        `SELECT id, tenant_id, storage_key, meta, schema_id, validation->>'schema_sha256' AS schema_sha256
+           FROM documents WHERE ${UNSUMMARIZED}
           ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`,
         [batch],
-      )) as { id: string; tenant_id: string; storage_key: string; meta: unknown }[];
+      )) as BackfillRow[];
       let written = 0;
+      // The tenants' registered mappings, once a tenant and schema id in a batch.
+      const mappings = new Map<string, Promise<RegisteredSummaryMapping[]>>();
       for (const row of rows) {
-        const summary = await this.summaryOf(row);
+        let mapping: SummaryMapping | undefined;
+        if (row.schema_id && row.schema_sha256) {
+          const key = `${row.tenant_id} ${row.schema_id}`;
+          if (!mappings.has(key)) mappings.set(key, this.extensions.summaryMappingsFor(row.tenant_id, row.schema_id));
+          mapping = registeredMappingFor(await mappings.get(key), row.schema_id, row.schema_sha256);
+        }
+        const summary = await this.summaryOf(row, mapping);
         const updated = (await m.query(
           `UPDATE documents SET ${summarySetSql('$3')}
             WHERE tenant_id = $1 AND id = $2 AND summarized_at IS NULL RETURNING id`,
@@ -101,15 +128,10 @@ export class SummaryBackfill implements OnApplicationBootstrap, OnApplicationShu
 
   /**
    * data.json read out of the stored file in the pool (background lane), summarized with the meta.json
-   * read at upload. A file whose data.json cannot be read gets none (as at validation); a storage
+   * read at upload and the tenant's mapping when the file's schema is a registered one. A file whose data.json cannot be read gets none (as at validation); a storage
    * outage is thrown, and the batch is tried again.
    */
-  private async summaryOf(row: {
-    id: string;
-    tenant_id: string;
-    storage_key: string;
-    meta: unknown;
-  }): Promise<DocumentSummary | null> {
+  private async summaryOf(row: BackfillRow, mapping: SummaryMapping | undefined): Promise<DocumentSummary | null> {
     const input = this.storage.localPath
       ? this.storage.localPath(row.storage_key)
       : await this.storage.getBuffer(row.storage_key).catch((err: unknown) => {
@@ -122,7 +144,7 @@ export class SummaryBackfill implements OnApplicationBootstrap, OnApplicationShu
     }
     try {
       const { data } = await this.pool.extractData(row.tenant_id, input, undefined, 'background');
-      return summarizeDataBytes(data, row.meta, this.pool.limits);
+      return summarizeDataBytes(data, row.meta, this.pool.limits, mapping);
     } catch (err) {
       if (err instanceof WorkerTaskError || err instanceof DataBudgetError || isSdfError(err)) return null;
       throw err;

@@ -142,7 +142,7 @@ export class ValidateSdfProcessor extends WorkerHost {
 
     let result: ValidationResult;
     try {
-      result = await this.pool.validate(tenantId, file, 'background');
+      result = await this.pool.validate(tenantId, file, 'background', doc.schema_id);
     } catch (err) {
       // A full or unreadable disk is an outage (the job waits), never a verdict on the file.
       if ((!(err instanceof WorkerTaskError) && !isSdfError(err)) || diskFault(err)) throw err;

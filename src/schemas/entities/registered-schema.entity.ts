@@ -1,4 +1,5 @@
 import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+import type { SummaryMapping } from '../../sdf/summary.js';
 
 /** S14: one published revision of a tenant's schema. */
 @Entity({ name: 'schemas' })
@@ -23,6 +24,10 @@ export class RegisteredSchema {
   /** Lowercase hex SHA-256 of the RFC 8785 canonical JSON of `schema` (compared with an archive's schema.json). */
   @Column({ type: 'char', length: 64 })
   content_hash: string;
+
+  /** Where documents made against this schema keep their summary's fields (JSON pointers); null: none registered. */
+  @Column({ type: 'jsonb', nullable: true })
+  summary_mapping: SummaryMapping | null;
 
   @CreateDateColumn({ type: 'timestamptz' })
   created_at: Date;

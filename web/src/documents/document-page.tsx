@@ -3,25 +3,36 @@ import { useEffect, useRef, useState } from 'react';
 import { Link, useLocation } from 'wouter';
 import { api, unwrap } from '../api/client.js';
 import { download } from '../download.js';
-import { formatBytes, formatDateTime, humanKey } from '../format.js';
+import { formatBytes, formatDateTime } from '../format.js';
 import { readArchive } from '../reader/engine.js';
 import { OutcomeView } from '../reader/outcome-view.js';
 import { fetchJwks } from '../reader/trust.js';
+import { useAwaitedEvent, useLiveStatus } from '../use-live.js';
 import { ErpPushes } from './erp-pushes.js';
 import { ProblemNotice, StatusBadge } from './status.js';
+import { NamedBy, ReferenceLink, documentTitle, formatDay, formatTotal, wordsFor } from './summary.js';
+import './documents.css';
 
 /** One stored document: its record, the reader's views on the stored bytes, and what can be done to it. */
 export function DocumentPage({ id }: { id: string }) {
   const queryClient = useQueryClient();
   const [, navigate] = useLocation();
   const dialogRef = useRef<HTMLDialogElement>(null);
-  const [signing, setSigning] = useState(false);
+  // A signing asked for and not yet ended, with the time of the failure the record showed when it was asked
+  // for (that failure is an earlier signing's, not this one's).
+  const [signing, setSigning] = useState<{ failedBefore: string | null } | null>(null);
 
+  // The verdict, the signature and a signing's failure arrive as events on the stream (document.validated,
+  // document.signed, document.signing_failed), each of which has the record read again; only while the
+  // stream cannot open is the record polled.
+  const live = useLiveStatus();
   const record = useQuery({
     queryKey: ['document', id],
     queryFn: () => unwrap(api.GET('/sdf/{id}', { params: { path: { id } } })),
-    refetchInterval: (query) => (query.state.data?.status === 'pending' || signing ? 1000 : false),
+    refetchInterval: (query) =>
+      live === 'down' && (query.state.data?.status === 'pending' || signing !== null) ? 1000 : false,
   });
+  useAwaitedEvent(['document', id], signing !== null);
   const doc = record.data;
 
   // The stored bytes, fetched again whenever the record changes state (signing rewrites the file).
@@ -51,13 +62,16 @@ export function DocumentPage({ id }: { id: string }) {
   });
 
   useEffect(() => {
-    if (signing && doc && (doc.status === 'signed' || doc.signing_error)) setSigning(false);
+    if (!signing || !doc) return;
+    const failed = doc.signing_error && doc.signing_error.failed_at !== signing.failedBefore;
+    if (doc.status === 'signed' || failed) setSigning(null);
   }, [signing, doc]);
 
   const sign = useMutation({
-    mutationFn: () => unwrap(api.POST('/sign/{id}', { params: { path: { id } } })),
-    onSuccess: () => {
-      setSigning(true);
+    // The failure on the record when Sign was pressed: what the record shows once this signing ends is news.
+    mutationFn: (_failedBefore: string | null) => unwrap(api.POST('/sign/{id}', { params: { path: { id } } })),
+    onSuccess: (_, failedBefore) => {
+      setSigning({ failedBefore });
       void queryClient.invalidateQueries({ queryKey: ['document', id] });
     },
   });
@@ -83,7 +97,10 @@ export function DocumentPage({ id }: { id: string }) {
   }
   if (!doc) return <p role="status">Loading the document…</p>;
 
-  const fileName = `${doc.document_type ?? 'document'}-${doc.document_id}.sdf`;
+  const summary = doc.summary;
+  const words = wordsFor(doc.document_type);
+  // The downloaded file is named by its business number when it has one, else by the service's id.
+  const fileName = `${doc.document_type ?? 'document'}-${(summary?.number ?? doc.id).replace(/[^\w.-]+/g, '-')}.sdf`;
   const canSign = doc.status === 'valid' && !doc.is_signed;
   return (
     <section>
@@ -91,32 +108,61 @@ export function DocumentPage({ id }: { id: string }) {
         <Link href="/documents">← All documents</Link>
       </p>
       <div className="page-head">
-        <h1 tabIndex={-1}>
-          {doc.document_type ? humanKey(doc.document_type) : 'Document'} <code className="wrap">{doc.document_id}</code>
+        <h1 tabIndex={-1} className="doc-title">
+          {documentTitle(doc)}
         </h1>
         <StatusBadge status={doc.status} />
       </div>
-      <dl className="fields compact">
-        <div>
-          <dt>Uploaded</dt>
-          <dd>{formatDateTime(doc.created_at)}</dd>
-        </div>
-        <div>
-          <dt>Size</dt>
-          <dd>{formatBytes(doc.file_size_bytes)}</dd>
-        </div>
-        <div>
-          <dt>Schema</dt>
-          <dd>{doc.schema_id ?? '—'}</dd>
-        </div>
-        <div>
-          <dt>Signed</dt>
-          <dd>{doc.is_signed ? `Yes, ${doc.signature_algorithm ?? ''}` : 'No'}</dd>
-        </div>
-      </dl>
+      {summary ? (
+        <dl className="fields compact" data-testid="document-summary">
+          <div>
+            <dt>Issued by</dt>
+            <dd>{summary.issuer ?? '—'}</dd>
+          </div>
+          <div>
+            <dt>{words.counterparty}</dt>
+            <dd>{summary.counterparty ?? '—'}</dd>
+          </div>
+          <div>
+            <dt>Total</dt>
+            <dd>{formatTotal(summary)}</dd>
+          </div>
+          <div>
+            <dt>Issued</dt>
+            <dd>{formatDay(summary.issue_date)}</dd>
+          </div>
+          <div>
+            <dt>{words.due}</dt>
+            <dd>{formatDay(summary.due_date)}</dd>
+          </div>
+          {summary.references.length > 0 && (
+            <div>
+              <dt>Refers to</dt>
+              <dd>
+                <ul className="plain-list">
+                  {summary.references.map((reference) => (
+                    <li key={reference}>
+                      <ReferenceLink reference={reference} self={doc.id} />
+                    </li>
+                  ))}
+                </ul>
+              </dd>
+            </div>
+          )}
+          {summary.number && <NamedBy number={summary.number} self={doc.id} />}
+        </dl>
+      ) : (
+        doc.status !== 'pending' && (
+          <p className="hint">The service could not read what this document is: its data could not be parsed.</p>
+        )
+      )}
       <div className="actions">
         {canSign && (
-          <button type="button" onClick={() => sign.mutate()} disabled={sign.isPending || signing}>
+          <button
+            type="button"
+            onClick={() => sign.mutate(doc.signing_error?.failed_at ?? null)}
+            disabled={sign.isPending || signing !== null}
+          >
             {signing ? 'Signing…' : 'Sign'}
           </button>
         )}
@@ -143,7 +189,7 @@ export function DocumentPage({ id }: { id: string }) {
           <progress aria-label="Signing" />
         </div>
       )}
-      {doc.signing_error && (
+      {doc.signing_error && !signing && (
         <p className="notice error" role="alert">
           Signing failed: {doc.signing_error.message}
         </p>
@@ -167,6 +213,30 @@ export function DocumentPage({ id }: { id: string }) {
         <OutcomeView
           outcome={outcome.data}
           fileName={fileName}
+          record={
+            <dl className="fields compact" data-testid="record">
+              <div>
+                <dt>Service id</dt>
+                <dd className="id">{doc.id}</dd>
+              </div>
+              <div>
+                <dt>Uploaded</dt>
+                <dd>{formatDateTime(doc.created_at)}</dd>
+              </div>
+              <div>
+                <dt>Size</dt>
+                <dd>{formatBytes(doc.file_size_bytes)}</dd>
+              </div>
+              <div>
+                <dt>Schema</dt>
+                <dd>{doc.schema_id ?? '—'}</dd>
+              </div>
+              <div>
+                <dt>Signed</dt>
+                <dd>{doc.is_signed ? `Yes, ${doc.signature_algorithm ?? ''}` : 'No'}</dd>
+              </div>
+            </dl>
+          }
           trustedBy={slug ? `${location.origin}/.well-known/sdf-keys/${encodeURIComponent(slug)}` : null}
         />
       ) : (

@@ -2,6 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, unwrap } from '../api/client.js';
 import { formatDateTime } from '../format.js';
+import { useLiveStatus } from '../use-live.js';
 import { ProblemNotice } from './status.js';
 
 const PUSH_STATUS: Record<string, string> = {
@@ -17,12 +18,17 @@ export function ErpPushes({ documentId, ready }: { documentId: string; ready: bo
   const connectors = useQuery({ queryKey: ['connectors'], queryFn: () => unwrap(api.GET('/connectors')) });
   const active = (connectors.data?.connectors ?? []).filter((c) => c.is_active);
   const [chosen, setChosen] = useState<string>('');
+  // A finished push arrives as an event on the stream (document.erp_pushed), which has the pushes read
+  // again; only while the stream cannot open are they polled while one is under way.
+  const live = useLiveStatus();
   const status = useQuery({
     queryKey: ['erp-status', documentId],
     enabled: active.length > 0,
     queryFn: () => unwrap(api.GET('/sdf/{id}/erp-status', { params: { path: { id: documentId } } })),
     refetchInterval: (query) =>
-      query.state.data?.pushes.some((p) => p.status === 'queued' || p.status === 'running') ? 1000 : false,
+      live === 'down' && query.state.data?.pushes.some((p) => p.status === 'queued' || p.status === 'running')
+        ? 1000
+        : false,
   });
   const push = useMutation({
     mutationFn: (connectorId: string) =>

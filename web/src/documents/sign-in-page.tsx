@@ -1,5 +1,5 @@
 import { useQuery } from '@tanstack/react-query';
-import { useState, type FormEvent, type ReactNode } from 'react';
+import { useEffect, useRef, useState, type FormEvent, type ReactNode } from 'react';
 import { Link, useLocation, useSearch } from 'wouter';
 import { ApiProblem, api, unwrap } from '../api/client.js';
 import { useSession } from '../session.js';
@@ -18,16 +18,30 @@ function useNext(): () => void {
   return () => navigate(next && next.startsWith('/') && !next.startsWith('//') ? next : '/documents');
 }
 
-/** Managed deployment: email and password, then the TOTP step when the account has one. */
-function AccountSignIn() {
+/**
+ * Managed deployment: email and password, then the TOTP step when the account has one. `onStep` says
+ * when the code is being asked for (the page then shows that step alone); `onDone` follows a sign-in.
+ */
+export function AccountSignIn({ onStep, onDone }: { onStep?: (askingCode: boolean) => void; onDone: () => void }) {
   const { signInWithTokens } = useSession();
-  const done = useNext();
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const [code, setCode] = useState('');
-  const [ticket, setTicket] = useState<string | null>(null);
+  const [recovery, setRecovery] = useState(false);
+  const [ticket, setTicketState] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  const codeField = useRef<HTMLInputElement>(null);
+
+  const setTicket = (value: string | null) => {
+    setTicketState(value);
+    onStep?.(value !== null);
+  };
+
+  // The code step: its field takes the focus, so the code can be typed at once.
+  useEffect(() => {
+    if (ticket) codeField.current?.focus();
+  }, [ticket, recovery]);
 
   const run = async (work: () => Promise<void>) => {
     setBusy(true);
@@ -38,7 +52,9 @@ function AccountSignIn() {
       setError(
         e instanceof ApiProblem && e.status === 401
           ? ticket
-            ? 'That code was not accepted. Enter the current code from your app, or a recovery code.'
+            ? recovery
+              ? 'That recovery code was not accepted. Each code works once; check it and try another.'
+              : 'That code was not accepted. Enter the current code from your app.'
             : 'The email address or password is not right.'
           : (e as Error).message,
       );
@@ -53,43 +69,62 @@ function AccountSignIn() {
     void run(async () => {
       const answer = await unwrap(api.POST('/v1/auth/login', { body: { email: email.trim(), password } }));
       if (answer && 'totp_required' in answer) {
+        setCode('');
+        setRecovery(false);
         setTicket(answer.session_token);
         return;
       }
       if (answer) {
         await signInWithTokens(answer);
-        done();
+        onDone();
       }
     });
   };
 
   const confirm = (event: FormEvent) => {
     event.preventDefault();
-    if (!code.trim()) return setError('Enter the code from your authenticator app.');
+    if (!code.trim())
+      return setError(recovery ? 'Enter one of your recovery codes.' : 'Enter the code from your authenticator app.');
     void run(async () => {
       const tokens = await unwrap(
         api.POST('/v1/auth/totp/validate', { body: { session_token: ticket!, code: code.trim() } }),
       );
       if (tokens) {
         await signInWithTokens(tokens);
-        done();
+        onDone();
       }
     });
+  };
+
+  /** Back to the address and password: the pending sign-in is dropped, its ticket with it. */
+  const back = () => {
+    setTicket(null);
+    setCode('');
+    setRecovery(false);
+    setPassword('');
+    setError(null);
   };
 
   if (ticket) {
     return (
       <form className="panel-box" onSubmit={confirm} noValidate aria-labelledby="totp-heading">
         <h2 id="totp-heading">Two-step sign-in</h2>
+        <p>
+          Signing in as <strong>{email.trim()}</strong>.
+        </p>
         <div className="field">
-          <label htmlFor="totp-code">Code from your authenticator app</label>
+          <label htmlFor="totp-code">{recovery ? 'Recovery code' : 'Code from your authenticator app'}</label>
           <p className="hint" id="totp-hint">
-            Six digits, or one of your recovery codes.
+            {recovery
+              ? 'One of the recovery codes you stored when you turned two-step sign-in on. Each works once.'
+              : 'The six digits your app shows now.'}
           </p>
           <input
+            ref={codeField}
             id="totp-code"
-            inputMode="text"
-            autoComplete="one-time-code"
+            inputMode={recovery ? 'text' : 'numeric'}
+            autoComplete={recovery ? 'off' : 'one-time-code'}
+            spellCheck={false}
             value={code}
             onChange={(e) => setCode(e.target.value)}
             aria-describedby={error ? 'totp-hint sign-in-error' : 'totp-hint'}
@@ -97,9 +132,25 @@ function AccountSignIn() {
           />
           <FieldError id="sign-in-error" text={error} />
         </div>
-        <button type="submit" disabled={busy}>
-          {busy ? 'Checking…' : 'Confirm'}
-        </button>
+        <div className="actions">
+          <button type="submit" disabled={busy}>
+            {busy ? 'Checking…' : 'Confirm'}
+          </button>
+          <button
+            type="button"
+            className="link-button"
+            onClick={() => {
+              setRecovery(!recovery);
+              setCode('');
+              setError(null);
+            }}
+          >
+            {recovery ? 'Use a code from your app' : 'Use a recovery code'}
+          </button>
+          <button type="button" className="secondary" onClick={back}>
+            Back
+          </button>
+        </div>
       </form>
     );
   }
@@ -189,9 +240,8 @@ function SsoSignIn() {
 }
 
 /** An API key, checked against GET /tenant before it is kept (both deployments). */
-function ApiKeySignIn() {
+export function ApiKeySignIn({ onDone }: { onDone: () => void }) {
   const { signInWithKey } = useSession();
-  const done = useNext();
   const [key, setKey] = useState('');
   const [keep, setKeep] = useState(false);
   const [error, setError] = useState<string | null>(null);
@@ -209,7 +259,7 @@ function ApiKeySignIn() {
     try {
       await unwrap(api.GET('/tenant', { headers: { 'X-API-Key': apiKey } }));
       signInWithKey(apiKey, keep);
-      done();
+      onDone();
     } catch (e) {
       setError(
         e instanceof ApiProblem && e.status === 401
@@ -257,6 +307,9 @@ function ApiKeySignIn() {
 
 export function SignInPage() {
   const mode = useDeploymentMode();
+  const done = useNext();
+  // While the second factor is asked for, that step is the page: no other way in competes with it.
+  const [askingCode, setAskingCode] = useState(false);
   const ended = new URLSearchParams(useSearch()).get('ended') === 'everywhere';
   return (
     <section className="narrow">
@@ -266,17 +319,21 @@ export function SignInPage() {
           You are signed out on every device.
         </p>
       )}
-      <p className="lead">Sign in to upload, sign and manage your organisation&apos;s documents.</p>
+      {!askingCode && <p className="lead">Sign in to upload, sign and manage your organisation&apos;s documents.</p>}
       {mode === 'managed' && (
         <>
-          <AccountSignIn />
-          <SsoSignIn />
-          <p>
-            New here? <Link href="/sign-up">Create an organisation</Link>
-          </p>
+          <AccountSignIn onStep={setAskingCode} onDone={done} />
+          {!askingCode && (
+            <>
+              <SsoSignIn />
+              <p>
+                New here? <Link href="/sign-up">Create an organisation</Link>
+              </p>
+            </>
+          )}
         </>
       )}
-      {mode !== undefined && <ApiKeySignIn />}
+      {mode !== undefined && !askingCode && <ApiKeySignIn onDone={done} />}
     </section>
   );
 }
@@ -285,6 +342,7 @@ export function SignInPage() {
 export function RequireSignIn({ children }: { children: ReactNode }) {
   const { signedIn, restoring } = useSession();
   const [location] = useLocation();
+  const search = useSearch();
   if (signedIn) return <>{children}</>;
   if (restoring) return <p role="status">Checking your session…</p>;
   return (
@@ -292,9 +350,42 @@ export function RequireSignIn({ children }: { children: ReactNode }) {
       <h1 tabIndex={-1}>Sign in to continue</h1>
       <p>
         This page shows your organisation&apos;s documents.{' '}
-        <Link href={`/sign-in?next=${encodeURIComponent(location)}`}>Sign in</Link>, or{' '}
-        <Link href="/read">read a file</Link> without an account.
+        <Link href={`/sign-in?next=${encodeURIComponent(search ? `${location}?${search}` : location)}`}>Sign in</Link>,
+        or <Link href="/read">read a file</Link> without an account.
       </p>
+    </section>
+  );
+}
+
+/**
+ * The session ended while a page was open (elsewhere, or it ran out): a sign-in in place, above the page,
+ * which stays as it was with what was typed into it; what was refused is sent again once signed in.
+ */
+export function SignInAgain() {
+  const { lapsed, endLapse, credential } = useSession();
+  const mode = useDeploymentMode();
+  const heading = useRef<HTMLHeadingElement>(null);
+  useEffect(() => {
+    if (lapsed) heading.current?.focus();
+  }, [lapsed]);
+  if (!lapsed) return null;
+  return (
+    <section className="panel-box sign-in-again" aria-labelledby="sign-in-again-heading" data-testid="sign-in-again">
+      <h2 id="sign-in-again-heading" tabIndex={-1} ref={heading}>
+        Your session has ended
+      </h2>
+      <p role="alert">
+        Sign in again to go on. What you entered on this page is kept, and what you were doing is done once you are
+        signed in.
+      </p>
+      {credential?.kind === 'account' && mode === 'managed' ? (
+        <AccountSignIn onDone={() => endLapse(true)} />
+      ) : (
+        <ApiKeySignIn onDone={() => endLapse(true)} />
+      )}
+      <button type="button" className="link-button" onClick={() => endLapse(false)}>
+        Sign out instead
+      </button>
     </section>
   );
 }

@@ -5,15 +5,19 @@ import { api, unwrap, type Schemas } from '../api/client.js';
 import { SDF_ERROR_SENTENCES } from '../api/errors.js';
 import { fetchWithUploadProgress } from '../api/upload.js';
 import { formatBytes } from '../format.js';
+import { useLiveStatus } from '../use-live.js';
 import { ProblemNotice, StatusBadge } from './status.js';
 
 /** Follows an uploaded document until validation ends, then says why it is or is not valid. */
 function UploadedStatus({ id, name }: { id: string; name: string }) {
   const queryClient = useQueryClient();
+  // The verdict arrives as an event on the stream; only while the stream cannot open is the record polled.
+  const live = useLiveStatus();
   const { data, error } = useQuery({
     queryKey: ['document', id],
     queryFn: () => unwrap(api.GET('/sdf/{id}', { params: { path: { id } } })),
-    refetchInterval: (query) => (query.state.data?.status === 'pending' || !query.state.data ? 800 : false),
+    refetchInterval: (query) =>
+      live === 'down' && (query.state.data?.status === 'pending' || !query.state.data) ? 800 : false,
   });
   const final = data && data.status !== 'pending';
   useEffect(() => {

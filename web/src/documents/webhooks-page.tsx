@@ -11,6 +11,8 @@ const EVENTS: [EventName, string][] = [
   ['document.validated', 'A document was checked'],
   ['document.signed', 'A document was signed'],
   ['document.deleted', 'A document was deleted'],
+  ['document.signing_failed', 'A signing failed'],
+  ['document.erp_pushed', 'A push to the ERP finished'],
 ];
 
 /** A signing secret for the receiver: 32 random bytes, base64url. */
