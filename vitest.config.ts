@@ -1,13 +1,19 @@
 import { defineConfig } from 'vitest/config';
+import LongestFirstSequencer from './test/sequencer.js';
 
 /**
- * End-to-end files whose assertions depend on time or on the machine being theirs: faults caused for
- * real (outages, kills, drains), the browser, fuzzing at volume, fairness and throttling under load, and
- * files that run npm or the built service as whole programs. They run one at a time, after the others.
+ * End-to-end files whose assertions depend on time or on the machine being theirs: a page that must
+ * answer within 200 ms, fuzzing at volume, fairness, throttling and upload bounds under load, timing
+ * comparisons, and the fault tests whose outcome depends on how fast processes drain, which of two APIs
+ * answers first, or how soon a new worker takes over a killed one's jobs. They run one at a time, with
+ * nothing else running, after every other file.
  */
 const ALONE = [
-  'test/fault-!(redis-long).e2e-spec.ts',
-  'test/web-*.e2e-spec.ts',
+  'test/web-data-view.e2e-spec.ts',
+  'test/web-initial-javascript.e2e-spec.ts',
+  'test/fault-shutdown.e2e-spec.ts',
+  'test/fault-instances.e2e-spec.ts',
+  'test/fault-worker-kill.e2e-spec.ts',
   'test/fuzz-http.e2e-spec.ts',
   'test/validation-fairness.e2e-spec.ts',
   'test/tenant-slots.e2e-spec.ts',
@@ -16,7 +22,17 @@ const ALONE = [
   'test/rate-limit.e2e-spec.ts',
   'test/accounts-totp-bruteforce.e2e-spec.ts',
   'test/accounts-register-known-address.e2e-spec.ts',
-  'test/job-outages.e2e-spec.ts',
+];
+
+/**
+ * Files that spend most of their time waiting on something outside the test process: Chromium driving
+ * the pages (a browser file keeps about half a core busy), a frozen Redis, and whole programs (npm, the
+ * built service, the stand-ins) started in folders of their own. Their waits are bounded in seconds, not
+ * milliseconds; three at a time fill the machine without starving one.
+ */
+const BROWSER_AND_PROGRAMS = [
+  'test/web-*.e2e-spec.ts',
+  'test/fault-redis.e2e-spec.ts',
   'test/build-if-stale.e2e-spec.ts',
   'test/lockfile.e2e-spec.ts',
   'test/readme-walkthrough.e2e-spec.ts',
@@ -37,6 +53,9 @@ export default defineConfig({
     // files can share a worker's loaded modules: importing the application once per worker instead of
     // once per file saves several seconds a file.
     isolate: false,
+    reporters: ['default', './test/reporters/slowest-files.ts'],
+    // The longest files first within each project (test/file-durations.json), on a fresh clone too.
+    sequence: { sequencer: LongestFirstSequencer },
     projects: [
       {
         extends: true,
@@ -54,18 +73,30 @@ export default defineConfig({
         test: {
           name: 'e2e',
           include: ['test/**/*.e2e-spec.ts'],
-          exclude: ALONE,
+          exclude: [...ALONE, ...BROWSER_AND_PROGRAMS],
           ...e2e,
-          // Mostly waiting on PostgreSQL, Redis and child processes: three files at a time fill two cores.
-          // Redis down for 90 s (test/fault-redis-long) is here, not alone: it mostly waits, and its bound
-          // on each answer is seconds wide.
-          maxWorkers: 3,
+          // Mostly waiting on PostgreSQL, Redis and child processes: four files at a time fill two cores.
+          // The fault tests here (Redis down for 90 s, PostgreSQL down under an idle worker or for queued
+          // jobs, a full or read-only disk, a store that never answers, workers killed around usage counts)
+          // stop servers of their own and mostly wait, with bounds seconds wide.
+          maxWorkers: 4,
           sequence: { groupOrder: 1 },
         },
       },
       {
         extends: true,
-        test: { name: 'e2e-alone', include: ALONE, ...e2e, maxWorkers: 1, sequence: { groupOrder: 2 } },
+        test: {
+          name: 'e2e-browser',
+          include: BROWSER_AND_PROGRAMS,
+          exclude: ALONE,
+          ...e2e,
+          maxWorkers: 3,
+          sequence: { groupOrder: 2 },
+        },
+      },
+      {
+        extends: true,
+        test: { name: 'e2e-alone', include: ALONE, ...e2e, maxWorkers: 1, sequence: { groupOrder: 3 } },
       },
     ],
   },

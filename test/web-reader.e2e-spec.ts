@@ -67,9 +67,17 @@ async function readInPage(page: Page, path: string, name: string): Promise<Verdi
     checks,
     code: (await code.count()) ? await code.textContent() : null,
     file: (await file.count()) ? await file.textContent() : null,
-    warnings: await Promise.all(
-      (await verdict.getByTestId('warning').all()).map(async (item) => (await item.getAttribute('data-text'))!),
-    ),
+    warnings: [
+      ...(await Promise.all(
+        (await verdict.getByTestId('warning').all()).map(async (item) => (await item.getAttribute('data-text'))!),
+      )),
+      // An untrusted key is said once, in the verdict's words, by the signer block (the core's warning last).
+      ...(await Promise.all(
+        (await verdict.locator('[data-testid="signer"][data-warning]').all()).map(
+          async (item) => (await item.getAttribute('data-warning'))!,
+        ),
+      )),
+    ],
   };
 }
 

@@ -21,7 +21,13 @@ import { checkIntegrity, type KeyLookup } from './signature/verify.js';
 import { openArchive } from './zip/archive.js';
 import type { RawInflater } from './zip/reader.js';
 import { REQUIRED_ENTRIES, SIGNATURE_ENTRY } from './zip/names.js';
-import { summarize, summarizeDataBytes, type SummaryMapping } from './summary.js';
+import {
+  registeredMappingFor,
+  summarize,
+  summarizeDataBytes,
+  type RegisteredSummaryMapping,
+  type SummaryMapping,
+} from './summary.js';
 
 export { CHECK_NAMES, failResult, type CheckName, type CheckStatus, type ValidationError, type ValidationResult };
 export { finishValidation, type CoreOutcome };
@@ -29,6 +35,8 @@ export { finishValidation, type CoreOutcome };
 export interface ValidateOptions {
   keyLookup?: KeyLookup;
   limits?: Partial<Limits>;
+  /** A tenant's mappings registered with its schemas (CoreOptions.summaryMappings). */
+  summaryMappings?: RegisteredSummaryMapping[];
 }
 
 export interface CoreOptions {
@@ -47,6 +55,11 @@ export interface CoreOptions {
   inflatePdfStream?: StreamInflater;
   /** A summary mapping of the caller's own (a tenant's), for the fields it names. */
   summaryMapping?: SummaryMapping;
+  /**
+   * A tenant's mappings registered with its schemas: the one whose schema id and content hash are the
+   * document's (meta.json's schema_id, schema.json's canonical SHA-256) is used; `summaryMapping` wins.
+   */
+  summaryMappings?: RegisteredSummaryMapping[];
 }
 
 function emptyResult(): ValidationResult {
@@ -63,6 +76,8 @@ export async function validateCore(input: Buffer | string, options: CoreOptions 
   let stage: CheckName = 'container';
   // Set once meta.json is read: a failure after it still summarizes data.json if that parses.
   let summaryLater: (() => void) | undefined;
+  // The caller's mapping, or the registered one once the schema's hash is known.
+  let mapping = options.summaryMapping;
   const enter = (next: CheckName): void => {
     stage = next;
     options.onStage?.(next);
@@ -96,7 +111,7 @@ export async function validateCore(input: Buffer | string, options: CoreOptions 
     result.warnings.push(...checkVersion(meta.sdf_version)); // F7
     result.checks.meta = 'pass';
     summaryLater = () => {
-      result.summary = summarizeDataBytes(archive.files.get('data.json'), meta, limits, options.summaryMapping);
+      result.summary = summarizeDataBytes(archive.files.get('data.json'), meta, limits, mapping);
     };
 
     enter('schema');
@@ -108,13 +123,14 @@ export async function validateCore(input: Buffer | string, options: CoreOptions 
       return parsed;
     });
     result.schema_sha256 = schema.sha256;
+    mapping ??= registeredMappingFor(options.summaryMappings, meta.schema_id, schema.sha256);
     result.checks.schema = 'pass';
 
     enter('data');
     const dataBytes = archive.files.get('data.json')!;
     if (needsShapeCheck(dataBytes, limits)) checkJsonShape(dataBytes, 'data.json', limits, 'SDF_ERROR_INVALID_DATA');
     const data = parseData(dataBytes);
-    result.summary = summarize(data, meta, options.summaryMapping);
+    result.summary = summarize(data, meta, mapping);
     // F5 runs first: its codes are more precise than a schema mismatch. It also bounds the depth.
     checkDataRules(data, limits.maxJsonDepth);
     // JSON.parse lets NUL and lone surrogates in only through a \u escape: without one in the bytes (a
@@ -202,5 +218,8 @@ function resolveDocumentType(result: ValidationResult, data: unknown): void {
  * is for trusted input (a producer checking what it just built, tests, benchmarks).
  */
 export async function validate(input: Buffer | string, options: ValidateOptions = {}): Promise<ValidationResult> {
-  return finishValidation(await validateCore(input, { limits: options.limits }), options.keyLookup);
+  return finishValidation(
+    await validateCore(input, { limits: options.limits, summaryMappings: options.summaryMappings }),
+    options.keyLookup,
+  );
 }

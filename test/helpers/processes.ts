@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
@@ -7,16 +7,48 @@ export const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
 export const distMain = fileURLToPath(new URL('../../dist/src/main.js', import.meta.url));
 export const distCli = fileURLToPath(new URL('../../dist/src/cli/sdf.js', import.meta.url));
 
-/** A TCP port nobody listens on right now. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * The ports the kernel gives outgoing connections (Linux: /proc/sys/net/ipv4/ip_local_port_range). A port
+ * picked from them can be taken by some connection's local end between the pick and the server's listen,
+ * or while a server is stopped and about to start again on it (an own PostgreSQL or Redis): ports below
+ * them never are.
+ */
+function ephemeralLow(): number {
+  try {
+    const [low] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/);
+    const n = Number(low);
+    return Number.isInteger(n) && n > 2048 ? n : 32_768;
+  } catch {
+    return 32_768;
+  }
+}
+const PORTS_FROM = 10_000;
+const PORTS_BELOW = Math.max(PORTS_FROM + 1000, ephemeralLow());
+/** Ports this process has handed out: never handed out twice. */
+const handedOut = new Set<number>();
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
+}
+
+/**
+ * A TCP port on loopback nobody listens on right now, outside the range of outgoing connections' ports
+ * and not handed out before by this process, for a server a test starts (and may stop and start again).
+ */
+export async function freePort(): Promise<number> {
+  for (let tries = 0; tries < 200; tries++) {
+    const port = PORTS_FROM + Math.floor(Math.random() * (PORTS_BELOW - PORTS_FROM));
+    if (handedOut.has(port)) continue;
+    if (await canListen(port)) {
+      handedOut.add(port);
+      return port;
+    }
+  }
+  throw new Error(`no free port between ${PORTS_FROM} and ${PORTS_BELOW} after 200 tries`);
 }
 
 /** Tests that run the built program need `npm run build` first (`npm test` does it in `pretest`). */

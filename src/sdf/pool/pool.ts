@@ -391,7 +391,7 @@ export function createValidationPool(options: ValidationPoolOptions = {}): Valid
 
   function validate(input: Buffer | string, validateOptions: PoolValidateOptions = {}): Promise<ValidationResult> {
     return enqueue<ValidationResult>({
-      task: { id: nextId++, input, limits: validateOptions.limits },
+      task: { id: nextId++, input, limits: validateOptions.limits, summaryMappings: validateOptions.summaryMappings },
       lane: validateOptions.lane ?? 'background',
       tenant: validateOptions.tenant ?? '',
       answer: async (message) => {

@@ -3,6 +3,7 @@ import { systemErrorCode, writeNewFile, type SystemErrorCode } from '../output-f
 import type { PackInput } from '../producer/pack.js';
 import { resolveLimits, type Limits } from '../limits.js';
 import { parseMeta } from '../rules/meta.js';
+import type { RegisteredSummaryMapping } from '../summary.js';
 import { checkIntegrity, type IntegrityOutcome } from '../signature/verify.js';
 import { validateCore, CHECK_NAMES, type CoreOutcome } from '../validate.js';
 import { openArchive, readEntries } from '../zip/archive.js';
@@ -22,6 +23,8 @@ export interface WorkerTask {
   produce?: Pick<PackInput, 'data' | 'schema' | 'meta'>;
   limits?: Partial<Limits>;
   output?: string;
+  /** A validation's registered summary mappings (plain data: they cross the channel). */
+  summaryMappings?: RegisteredSummaryMapping[];
 }
 
 /** A produced file: its size, meta.json as written, and its bytes unless written to `output`. */
@@ -135,6 +138,7 @@ async function run(task: WorkerTask): Promise<WorkerMessage> {
     if (task.kind === 'data') return { id: task.id, extracted: await extract(task), pid: process.pid };
     const outcome = await validateCore(toInput(task.input), {
       limits: task.limits,
+      summaryMappings: task.summaryMappings,
       onStage: (name) => markStage(CHECK_NAMES.indexOf(name)),
     });
     return { id: task.id, outcome, pid: process.pid };

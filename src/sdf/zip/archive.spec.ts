@@ -135,7 +135,7 @@ describe('safe reader (F1, F2)', () => {
   });
 
   describe('with an inflater of the host (the browser reader passes its native one)', () => {
-    const zlibInflater: RawInflater = (compressed, maxOutputLength) =>
+    const zlibInflater = (compressed: Uint8Array, maxOutputLength: number): Promise<Buffer> =>
       Promise.resolve(zlib.inflateRawSync(compressed, { maxOutputLength }));
 
     it('reads the same entries', async () => {
@@ -146,9 +146,9 @@ describe('safe reader (F1, F2)', () => {
 
     it('still checks what it returns: size, CRC-32 and the bound, with the same errors', async () => {
       const sdf = buildSdf();
-      const longer: RawInflater = async (c, max) => Buffer.concat([await zlibInflater(c, max, 0), Buffer.from('x')]);
+      const longer: RawInflater = async (c, max) => Buffer.concat([await zlibInflater(c, max), Buffer.from('x')]);
       const flipped: RawInflater = async (c, max) => {
-        const out = Buffer.from(await zlibInflater(c, max, 0));
+        const out = Buffer.from(await zlibInflater(c, max));
         out[0]! ^= 1;
         return out;
       };
@@ -162,6 +162,26 @@ describe('safe reader (F1, F2)', () => {
       );
       const broken: RawInflater = () => Promise.reject(new Error('invalid stored block lengths'));
       expect(await codeOf(openArchive(sdf, undefined, broken))).toBe('SDF_ERROR_INVALID_ARCHIVE');
+    });
+
+    it('leaves the CRC-32 to an inflater that checked it, and still checks the size', async () => {
+      const sdf = buildSdf();
+      const crcs = new Map<number, number>();
+      // The entry's declared CRC-32 reaches the inflater; one that says it checked it is taken at its word.
+      const checking: RawInflater = async (c, max, _hint, crc) => {
+        const data = await zlibInflater(c, max);
+        crcs.set(crc, zlib.crc32(data));
+        const out = Buffer.from(data);
+        if (out.length > 0) out[0]! ^= 1;
+        return { data: out, crc32Checked: true };
+      };
+      expect((await openArchive(sdf, undefined, checking)).files.size).toBeGreaterThan(0);
+      expect([...crcs].every(([declared, actual]) => declared === actual)).toBe(true);
+      const longer: RawInflater = async (c, max) => ({
+        data: Buffer.concat([await zlibInflater(c, max), Buffer.from('x')]),
+        crc32Checked: true,
+      });
+      expect(await codeOf(openArchive(sdf, undefined, longer))).toBe('SDF_ERROR_INVALID_ARCHIVE');
     });
   });
 });

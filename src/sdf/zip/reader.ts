@@ -176,9 +176,22 @@ export async function locateEntryData(source: ByteSource, entry: ZipEntry, centr
  * An inflater of the host's own for raw Deflate (the browser reader's native one). It must count the
  * bytes it produces and stop once they pass `maxOutputLength`, failing with an error whose `code` is
  * `ERR_BUFFER_TOO_LARGE` as Node's zlib does; any other failure means the stream is not valid Deflate.
- * The entry's size and CRC-32 are still checked by the reader on what it returns.
+ * The entry's size is still checked by the reader on what it returns, and so is its CRC-32 unless the
+ * inflater answers that it checked the output against the entry's `crc32` itself (the browser's gzip
+ * decoder does so natively, where the sum in JavaScript is slow on a large entry).
  */
-export type RawInflater = (compressed: Uint8Array, maxOutputLength: number, sizeHint: number) => Promise<Buffer>;
+export type RawInflater = (
+  compressed: Uint8Array,
+  maxOutputLength: number,
+  sizeHint: number,
+  crc32: number,
+) => Promise<Buffer | CheckedOutput>;
+
+/** An inflater's output whose CRC-32 it found equal to the entry's. */
+export interface CheckedOutput {
+  data: Buffer;
+  crc32Checked: true;
+}
 
 /**
  * F2: inflates one entry, counting the bytes actually produced. zlib stops as soon as the output
@@ -208,13 +221,15 @@ export async function inflateEntryWith(
   limitName: string,
 ): Promise<Buffer> {
   if (entry.method === 0) return checkInflated(entry, storedData(entry, compressed, budget, limitName));
-  let data: Buffer;
+  let output: Buffer | CheckedOutput;
   try {
-    data = await inflater(compressed, budget + 1, Math.min(entry.declaredSize, budget));
+    output = await inflater(compressed, budget + 1, Math.min(entry.declaredSize, budget), entry.crc32);
   } catch (error) {
     throw inflateError(entry, error, limitName);
   }
-  return checkInflated(entry, withinBudget(entry, data, budget, limitName));
+  const checked = !(output instanceof Uint8Array) && output.crc32Checked === true;
+  const data = output instanceof Uint8Array ? output : output.data;
+  return checkInflated(entry, withinBudget(entry, data, budget, limitName), checked);
 }
 
 function storedData(entry: ZipEntry, compressed: Buffer, budget: number, limitName: string): Buffer {
@@ -234,7 +249,7 @@ function withinBudget(entry: ZipEntry, data: Buffer, budget: number, limitName: 
   return data;
 }
 
-function checkInflated(entry: ZipEntry, data: Buffer): Buffer {
+function checkInflated(entry: ZipEntry, data: Buffer, crc32Checked = false): Buffer {
   const path = `/${entry.name}`;
   if (data.length !== entry.declaredSize) {
     // F2: a header that lies about the size is a structural fault even when the real size is small.
@@ -243,6 +258,6 @@ function checkInflated(entry: ZipEntry, data: Buffer): Buffer {
       path,
     );
   }
-  if (crc32(data) !== entry.crc32) throw invalid(`entry ${entry.name} fails its CRC-32 check`, path);
+  if (!crc32Checked && crc32(data) !== entry.crc32) throw invalid(`entry ${entry.name} fails its CRC-32 check`, path);
   return data;
 }

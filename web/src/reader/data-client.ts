@@ -29,7 +29,8 @@ export class DataClient {
   private closed = false;
   readonly ready: Promise<{ root: DataNode; summary: Fact[] }>;
 
-  constructor(bytes: Uint8Array) {
+  /** `meta`: the file's parsed meta.json, whose issuer the summary names. */
+  constructor(bytes: Uint8Array, meta: unknown) {
     this.ready = new Promise((resolve, reject) => {
       this.worker.onmessage = (event: MessageEvent<DataMessage>) => {
         const message = event.data;
@@ -56,7 +57,7 @@ export class DataClient {
     // The worker gets a copy (the page keeps its own bytes for the Files tab), made a few MB at a time:
     // 40 MB copied at once held the page up for a fifth of a second on a busy machine.
     void copyInSteps(bytes, () => this.closed).then((copy) => {
-      if (copy) this.worker.postMessage({ type: 'open', bytes: copy } satisfies DataRequest, [copy]);
+      if (copy) this.worker.postMessage({ type: 'open', bytes: copy, meta } satisfies DataRequest, [copy]);
     });
   }
 
@@ -100,8 +101,8 @@ export type PreparedData =
   | { kind: 'ready'; root: DataNode; summary: Fact[]; client: DataClient }
   | { kind: 'failed'; message: string };
 
-/** data.json prepared in its worker for as long as the component showing it lives. */
-export function usePreparedData(bytes: Uint8Array | undefined): PreparedData {
+/** data.json prepared in its worker for as long as the component showing it lives (`meta` as parsed once). */
+export function usePreparedData(bytes: Uint8Array | undefined, meta: unknown): PreparedData {
   const [state, setState] = useState<PreparedData>({ kind: bytes ? 'preparing' : 'none' });
   useEffect(() => {
     if (!bytes) {
@@ -109,7 +110,7 @@ export function usePreparedData(bytes: Uint8Array | undefined): PreparedData {
       return;
     }
     setState({ kind: 'preparing' });
-    const client = new DataClient(bytes);
+    const client = new DataClient(bytes, meta);
     let live = true;
     client.ready.then(
       ({ root, summary }) => live && setState({ kind: 'ready', root, summary, client }),
@@ -119,7 +120,7 @@ export function usePreparedData(bytes: Uint8Array | undefined): PreparedData {
       live = false;
       client.close();
     };
-  }, [bytes]);
+  }, [bytes, meta]);
   return state;
 }
 

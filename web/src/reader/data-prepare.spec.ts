@@ -1,14 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  FIRST_PAGE,
-  NODE_BUDGET,
-  TEXT_SHOWN,
-  preparePage,
-  prepareRoot,
-  resolve,
-  summaryOf,
-  type Json,
-} from './data-prepare.js';
+import { FIRST_PAGE, NODE_BUDGET, TEXT_SHOWN, preparePage, prepareRoot, resolve, type Json } from './data-prepare.js';
+import { summaryOf } from './data-summary.js';
 
 /** Every node of a prepared picture, nested ones included. */
 function countNodes(node: unknown): number {
@@ -87,7 +79,30 @@ describe('data.json prepared for the data view', () => {
   });
 
   it("cuts the summary's facts", () => {
-    const facts = summaryOf({ document_type: 'invoice', invoice_number: 'N'.repeat(1_000_000) });
-    expect(facts[1]!.value.length).toBeLessThan(200);
+    const facts = summaryOf(
+      { document_type: 'invoice', invoice_number: 'N'.repeat(1_000_000) },
+      { document_type: 'invoice', issuer: { name: 'I'.repeat(1_000_000) } },
+    );
+    expect(facts.length).toBe(2);
+    for (const fact of facts) expect(fact.value.length).toBeLessThan(250);
+  });
+
+  it("names meta.json's issuer as the sender for every type, never data.json's supplier or seller", () => {
+    const order = summaryOf(
+      {
+        document_type: 'purchase_order',
+        po_number: 'PO-2026-0042',
+        issuer: { name: 'Acme GmbH' },
+        supplier: { name: 'Acme GmbH' },
+        totals: { gross: { amount: '250.00', currency: 'EUR' } },
+      },
+      { document_type: 'purchase_order', issuer: { name: 'Globex Ltd', id: 'x' } },
+    );
+    expect(order).toContainEqual({ label: 'From', value: 'Globex Ltd' });
+    expect(order).toContainEqual({ label: 'To', value: 'Acme GmbH' });
+    expect(order[0]).toEqual({ label: 'Document', value: 'Purchase order PO-2026-0042' });
+    // No issuer in meta.json: no sender is named, rather than one guessed from the data.
+    const bare = summaryOf({ document_type: 'invoice', seller: { name: 'Acme GmbH' } }, {});
+    expect(bare.find((f) => f.label === 'From')).toBeUndefined();
   });
 });

@@ -3,7 +3,7 @@
  * of it. Long strings come cut, big objects and lists come as a first page, and containers beyond a node
  * budget come closed; the rest is asked for by path when the person opens it. Plain TypeScript: no DOM.
  */
-import { currencyOf, formatAmount, humanKey } from '../format.js';
+import { currencyOf } from '../format.js';
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
@@ -274,35 +274,4 @@ export function preparePage(data: Json, path: Path, offset: number, count: numbe
   }
   if (isObject(value)) return { t: 'fields', fields: prepareFields(value, path, currency, offset, count, budget) };
   return undefined;
-}
-
-/** The few facts a person looks for first: what it is, its number, who issued it, the total. */
-export function summaryOf(data: unknown): Fact[] {
-  if (typeof data !== 'object' || data === null || Array.isArray(data)) return [];
-  const record = data as Record<string, unknown>;
-  const facts: Fact[] = [];
-  const shown = (text: string): string => (text.length > KEY_SHOWN ? `${cut(text, KEY_SHOWN)}…` : text);
-  if (typeof record.document_type === 'string') {
-    facts.push({ label: 'Type', value: shown(humanKey(cut(record.document_type, KEY_SHOWN))) });
-  }
-  // The first key that names a number: few keys are looked at, so an object of many keys costs nothing.
-  let numberKey: string | undefined;
-  let looked = 0;
-  for (const key in record) {
-    if (++looked > 1000) break;
-    if (/(_number|_no|_ref|_id)$/.test(key) && typeof record[key] === 'string' && key !== 'document_type') {
-      numberKey = key;
-      break;
-    }
-  }
-  if (numberKey)
-    facts.push({ label: shown(humanKey(cut(numberKey, KEY_SHOWN))), value: shown(record[numberKey] as string) });
-  const issuer = (record.issuer ?? record.seller ?? record.supplier) as Record<string, unknown> | undefined;
-  if (typeof issuer?.name === 'string') facts.push({ label: 'From', value: shown(issuer.name) });
-  const totals = record.totals as Record<string, unknown> | undefined;
-  const total = totals?.gross ?? totals?.total ?? record.total ?? record.gross_total ?? record.total_amount;
-  const currency = typeof record.currency === 'string' ? record.currency : null;
-  if (isMoney(total)) facts.push({ label: 'Total', value: formatAmount(Number(total.amount), total.currency) });
-  else if (typeof total === 'number') facts.push({ label: 'Total', value: formatAmount(total, currency) });
-  return facts;
 }

@@ -1,5 +1,8 @@
 /// <reference lib="webworker" />
-import { preparePage, prepareRoot, resolve, summaryOf, type Json } from './data-prepare.js';
+// The Buffer adapter first: the format core (the summary) expects Node's Buffer as a global.
+import '../shims/buffer.js';
+import { preparePage, prepareRoot, resolve, type Json } from './data-prepare.js';
+import { summaryOf } from './data-summary.js';
 import type { DataMessage, DataRequest } from './protocol.js';
 
 /**
@@ -40,7 +43,7 @@ scope.onmessage = (event: MessageEvent<DataRequest>) => {
   if (request.type === 'open') {
     try {
       data = JSON.parse(new TextDecoder().decode(request.bytes)) as Json;
-      post({ type: 'ready', root: prepareRoot(data), summary: summaryOf(data) });
+      post({ type: 'ready', root: prepareRoot(data), summary: summaryOf(data, request.meta) });
     } catch (error) {
       post({ type: 'failed', message: error instanceof Error ? error.message : String(error) });
     }

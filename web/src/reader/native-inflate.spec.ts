@@ -3,7 +3,7 @@ import zlib from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { deflateBomb } from '../../../src/sdf/testing/zip-builder.js';
 import '../shims/buffer.js';
-import { inflateRawNative } from './native-inflate.js';
+import { gzipEndsStrictly, inflateEntryNative, inflateNative, inflateRawNative } from './native-inflate.js';
 
 /** Node has DecompressionStream too: the counting, the bound and the fall-backs run here as in the worker. */
 const text = Buffer.from(JSON.stringify(Array.from({ length: 20_000 }, (_, i) => ({ line: i, text: 'valve DN50' }))));
@@ -61,5 +61,84 @@ describe('native inflate for the reader', () => {
     expect(await outcome(() => inflateRawNative(compressed, 1 << 24, text.length))).toEqual(
       await outcome(node(compressed, 1 << 24)),
     );
+  });
+
+  it('takes a run of stored blocks in one piece and still counts its output against the bound', async () => {
+    const noise = randomBytes(300_000);
+    // Stored blocks (not final: a sync flush), then a bomb's compressed blocks, then the same noise alone.
+    const storedHead = zlib.deflateRawSync(noise, { level: 0, finishFlush: zlib.constants.Z_SYNC_FLUSH });
+    const bomb = Buffer.concat([storedHead, deflateBomb(64)]);
+    const mixed = Buffer.concat([storedHead, zlib.deflateRawSync(text)]);
+    const stored = zlib.deflateRawSync(noise, { level: 0 });
+    const cases: [Buffer, number][] = [
+      [bomb, 4 * 1024 * 1024],
+      [mixed, noise.length + text.length],
+      [mixed, noise.length + text.length - 1],
+      [stored, noise.length],
+      [stored, noise.length - 1],
+      [stored.subarray(0, 100_000), noise.length],
+    ];
+    for (const [compressed, max] of cases) {
+      expect(await outcome(() => inflateNative('deflate-raw', compressed, max, 0))).toEqual(
+        await outcome(node(compressed, max)),
+      );
+    }
+  });
+
+  describe('an archive entry with its CRC-32 checked by the gzip decoder', () => {
+    const entry = async (compressed: Buffer, max: number, size: number, crc: number) => {
+      try {
+        const out = await inflateEntryNative(compressed, max, size, crc);
+        const data = out instanceof Uint8Array ? out : out.data;
+        const checked = !(out instanceof Uint8Array) && out.crc32Checked;
+        return { bytes: Buffer.from(data).toString('base64'), checked };
+      } catch (error) {
+        const code = (error as { code?: string }).code;
+        return code === 'ERR_BUFFER_TOO_LARGE' ? { code } : { failed: true };
+      }
+    };
+
+    it("is not used on Node's gzip decoder, which reads on past zero bytes after a member", async () => {
+      // Chromium's refuses them (the reader's end-to-end test runs the whole corpus through it there).
+      expect(await gzipEndsStrictly()).toBe(false);
+      const compressed = zlib.deflateRawSync(text);
+      expect(await entry(compressed, 1 << 24, text.length, zlib.crc32(text))).toEqual({
+        bytes: text.toString('base64'),
+        checked: false,
+      });
+    });
+
+    it('answers checked only when the output is the entry: its CRC-32 and size, the data ending where it does', async () => {
+      const strict = await gzipEndsStrictly();
+      for (const data of [text, randomBytes(200_000), Buffer.alloc(0)]) {
+        for (const level of [0, 6]) {
+          const compressed = zlib.deflateRawSync(data, { level });
+          const crc = zlib.crc32(data);
+          const bytes = data.toString('base64');
+          const max = data.length + 1;
+          expect(await entry(compressed, max, data.length, crc)).toEqual({ bytes, checked: strict });
+          // A CRC-32 or size that is not the output's: inflated again, the sum left to the core.
+          expect(await entry(compressed, max, data.length, crc ^ 1)).toEqual({ bytes, checked: false });
+          expect(await entry(compressed, max, data.length + 1, crc)).toEqual({ bytes, checked: false });
+          // Bytes after the end of the data, even the output's own trailer: as zlib answers, not checked.
+          const trailer = Buffer.alloc(8);
+          trailer.writeUInt32LE(crc, 0);
+          trailer.writeUInt32LE(data.length, 4);
+          for (const extra of [Buffer.from('trailing bytes'), trailer]) {
+            const longer = Buffer.concat([compressed, extra]);
+            const expected = await outcome(node(longer, max));
+            const got = await entry(longer, max, data.length, crc);
+            expect(got.checked ?? false).toBe(false);
+            expect(got.bytes === undefined ? { failed: true } : { bytes: got.bytes }).toEqual(expected);
+          }
+        }
+      }
+    });
+
+    it('stops a bomb at the bound, and refuses what is not Deflate', async () => {
+      expect(await entry(deflateBomb(64), 1024 * 1024, 1000, 0)).toEqual({ code: 'ERR_BUFFER_TOO_LARGE' });
+      const cut = zlib.deflateRawSync(text).subarray(0, 1000);
+      expect(await entry(cut, 1 << 24, text.length, zlib.crc32(text))).toEqual({ failed: true });
+    });
   });
 });

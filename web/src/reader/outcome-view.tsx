@@ -1,4 +1,4 @@
-import { useState, type ReactNode } from 'react';
+import { useMemo, useState, type ReactNode } from 'react';
 import { formatBytes, formatDateTime, formatScalar, humanKey } from '../format.js';
 import { download } from '../download.js';
 import { usePreparedData } from './data-client.js';
@@ -70,19 +70,26 @@ export function OutcomeView({
   fileName,
   trust,
   trustedBy,
+  record,
 }: {
   outcome: ReadOutcome;
   fileName: string;
+  /** The key list box, shown in the verdict of a signed file whose key is not confirmed yet. */
   trust?: ReactNode;
   /** The address of the key list the file was judged against, named wherever "Trusted" is said. */
   trustedBy?: string | null;
+  /** What the service holds about a stored file (its id, when it came), shown first under Details. */
+  record?: ReactNode;
 }) {
   const { result, entries } = outcome;
   const [tab, setTab] = useState<Tab>('document');
   const pdf = entries.get('visual.pdf');
   // data.json is parsed and prepared in its own worker: a value of any size never holds this page up.
-  const data = usePreparedData(result.checks.data === 'pass' ? entries.get('data.json') : undefined);
-  const meta = (result.meta ?? parseJson(entries.get('meta.json'))) as Record<string, unknown> | undefined;
+  const meta = useMemo(
+    () => (result.meta ?? parseJson(entries.get('meta.json'))) as Record<string, unknown> | undefined,
+    [result.meta, entries],
+  );
+  const data = usePreparedData(result.checks.data === 'pass' ? entries.get('data.json') : undefined, meta);
   const signature = result.signature;
   const tabs: [Tab, string][] = [
     ['document', 'Document'],
@@ -94,7 +101,7 @@ export function OutcomeView({
   const pdfShown = pdf && result.checks.pdf === 'pass';
   return (
     <div className="outcome">
-      <Verdict result={result} trustedBy={trustedBy ?? null} />
+      <Verdict result={result} trustedBy={trustedBy ?? null} trust={trust} />
       {data.kind === 'ready' && data.summary.length > 0 && (
         <dl className="summary" data-testid="summary">
           {data.summary.map((fact) => (
@@ -131,16 +138,15 @@ export function OutcomeView({
             )}
           </Panel>
           <Panel id="details" current={tab}>
+            {record}
+            {record && meta && <h3>In the file (meta.json)</h3>}
             {meta ? (
               <dl className="fields" data-testid="meta">
                 {Object.entries(meta).map(([key, value]) => (
                   <div key={key}>
-                    <dt>{humanKey(key)}</dt>
-                    <dd>
-                      {typeof value === 'object' && value !== null
-                        ? JSON.stringify(value)
-                        : formatScalar(key, value, null)}
-                    </dd>
+                    {/* The file's own id, never to be taken for the id the service gives a stored document. */}
+                    <dt>{key === 'document_id' ? 'Document id in the file' : humanKey(key)}</dt>
+                    <dd>{metaValue(key, value)}</dd>
                   </div>
                 ))}
               </dl>
@@ -199,7 +205,6 @@ export function OutcomeView({
             ) : (
               <p className="notice">The signature was not checked, because an earlier check failed.</p>
             )}
-            {trust}
           </Panel>
           <Panel id="files" current={tab}>
             <ul className="files">
@@ -223,4 +228,13 @@ export function OutcomeView({
       )}
     </div>
   );
+}
+
+/** A meta.json value in words: a party by its name, other objects as JSON. */
+function metaValue(key: string, value: unknown): string {
+  if (typeof value === 'object' && value !== null) {
+    const name = (value as { name?: unknown }).name;
+    return typeof name === 'string' ? name : JSON.stringify(value);
+  }
+  return formatScalar(key, value, null);
 }

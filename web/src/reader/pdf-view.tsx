@@ -144,7 +144,8 @@ export function PdfView({ bytes, label }: { bytes: Uint8Array; label: string }) 
           {doc ? `${drawn} of ${doc.numPages} page${doc.numPages === 1 ? '' : 's'} drawn` : 'Opening the PDF…'}
         </span>
       </div>
-      <div className="pdf-pages" ref={pagesRef} aria-label={label} role="document" />
+      {/* Focusable: the pages scroll inside this box, and a keyboard must be able to scroll them too. */}
+      <div className="pdf-pages" ref={pagesRef} aria-label={label} role="document" tabIndex={0} />
     </div>
   );
 }

@@ -26,7 +26,7 @@ export type ReadMessage =
 
 /** Page -> data worker: data.json to prepare once, then questions about it by path (see data-prepare.ts). */
 export type DataRequest =
-  | { type: 'open'; bytes: ArrayBuffer }
+  | { type: 'open'; bytes: ArrayBuffer; meta: unknown }
   | { id: number; type: 'page'; path: number[]; offset: number; count: number }
   /** The first `end` characters of the string at `path`. */
   | { id: number; type: 'text'; path: number[]; end: number }

@@ -17,7 +17,7 @@ const STAGE_LABELS: Record<string, string> = {
 type State =
   | { kind: 'idle' }
   | { kind: 'working'; name: string; size: number; progress: ReadProgress }
-  | { kind: 'done'; name: string; bytes: Uint8Array; outcome: ReadOutcome; trustedBy: string | null };
+  | { kind: 'done'; name: string; file: Blob; outcome: ReadOutcome; trustedBy: string | null };
 
 /** Set just before the page reloads itself with a key list the person typed: that load needs no second "yes". */
 const CONFIRMED_KEY = 'sdf.jwks-confirmed';
@@ -41,15 +41,34 @@ function confirmedOnLoad(url: string): boolean {
   }
 }
 
+interface Trust {
+  url: string;
+  setUrl(value: string): void;
+  status: { kind: 'ok' | 'error'; text: string } | null;
+  /** A key list named by a link, waiting for the person's yes. */
+  pending: string | null;
+  load(value: string): Promise<void>;
+  submit(event: FormEvent): void;
+}
+
+/** Keeps the key list's address in the page address (`?jwks=`), so the page can be reloaded or shared as it is. */
+function keepInAddress(value: string | null): void {
+  const here = new URL(location.href);
+  if (value === null) here.searchParams.delete('jwks');
+  else if (here.searchParams.getAll('jwks').length === 1 && here.searchParams.get('jwks') === value) return;
+  else here.searchParams.set('jwks', value);
+  history.replaceState(history.state, '', here.href);
+}
+
 /**
- * Choose the signer's key list (JWKS) so `trusted` can be judged; the choice lives in the page URL. A key
+ * The signer's key list (JWKS) chosen so `trusted` can be judged; the choice lives in the page URL. A key
  * list named by a link is fetched only after the person confirms it: whoever publishes the list decides
- * what "Trusted" means.
+ * what "Trusted" means. Held by the page, so the box keeps its state wherever it is shown.
  */
-function TrustForm({ onKeys }: { onKeys: (keys: Jwk[] | null, url: string | null) => void }) {
-  const initial = new URLSearchParams(location.search).get('jwks') ?? '';
+function useTrust(onKeys: (keys: Jwk[] | null, url: string | null) => void): Trust {
+  const [initial] = useState(() => new URLSearchParams(location.search).get('jwks') ?? '');
   const [url, setUrl] = useState(initial);
-  const [status, setStatus] = useState<{ kind: 'ok' | 'error'; text: string } | null>(null);
+  const [status, setStatus] = useState<Trust['status']>(null);
   const [pending, setPending] = useState<string | null>(() => {
     const absolute = initial ? absoluteUrl(initial) : null;
     return absolute && !confirmedOnLoad(absolute) ? absolute : null;
@@ -62,11 +81,14 @@ function TrustForm({ onKeys }: { onKeys: (keys: Jwk[] | null, url: string | null
       if (!value) {
         onKeys(null, null);
         setStatus(null);
+        keepInAddress(null);
         return;
       }
       try {
         const keys = await fetchJwks(value);
         onKeys(keys, value);
+        setUrl(value);
+        keepInAddress(value);
         setStatus({
           kind: 'ok',
           text: `${keys.length} key${keys.length === 1 ? '' : 's'} loaded from ${value}.`,
@@ -79,7 +101,7 @@ function TrustForm({ onKeys }: { onKeys: (keys: Jwk[] | null, url: string | null
     [onKeys],
   );
   useEffect(() => {
-    // Only the list the person typed before the reload; a link's list waits for the button below.
+    // Only the list the person typed before the reload; a link's list waits for the button.
     if (loadedOnce.current || !initial || pending !== null) return;
     const absolute = absoluteUrl(initial);
     if (absolute) void load(absolute);
@@ -108,9 +130,15 @@ function TrustForm({ onKeys }: { onKeys: (keys: Jwk[] | null, url: string | null
     }
     void load(absolute);
   };
+  return { url, setUrl, status, pending, load, submit };
+}
+
+/** The key list box: the address of the signer's published keys, and the yes a linked list waits for. */
+function TrustForm({ trust }: { trust: Trust }) {
+  const { url, setUrl, status, pending, load, submit } = trust;
   const pendingOrigin = pending ? new URL(pending).origin : null;
   return (
-    <form className="trust-form" onSubmit={submit}>
+    <form className="trust-form" onSubmit={submit} data-testid="trust-form">
       <label htmlFor="jwks-url">Signer&apos;s published keys (JWKS address)</label>
       <p className="hint" id="jwks-hint">
         To confirm who signed, give the address where the signer publishes its keys. For files signed by this service:{' '}
@@ -159,14 +187,17 @@ export function ReaderPage() {
   const inputRef = useRef<HTMLInputElement>(null);
   const busy = state.kind === 'working';
 
-  const judge = useCallback(async (name: string, bytes: Uint8Array) => {
-    setState({ kind: 'working', name, size: bytes.length, progress: { phase: 'checking', stage: 'container' } });
+  /** Judges bytes read from `file`; they are handed to the worker, and read again from the file to judge anew. */
+  const judge = useCallback(async (name: string, file: Blob, bytes: Uint8Array) => {
+    const size = bytes.length;
+    setState({ kind: 'working', name, size, progress: { phase: 'checking', stage: 'container' } });
     const trust = keysRef.current;
     const outcome = await readArchive(bytes, {
       trustedKeys: trust?.keys,
-      onProgress: (progress) => setState({ kind: 'working', name, size: bytes.length, progress }),
+      handOver: true,
+      onProgress: (progress) => setState({ kind: 'working', name, size, progress }),
     });
-    setState({ kind: 'done', name, bytes, outcome, trustedBy: trust?.url ?? null });
+    setState({ kind: 'done', name, file, outcome, trustedBy: trust?.url ?? null });
   }, []);
 
   const open = useCallback(
@@ -180,7 +211,7 @@ export function ReaderPage() {
       const bytes = await loadFile(file, (loaded, total) =>
         setState({ kind: 'working', name: file.name, size: file.size, progress: { phase: 'loading', loaded, total } }),
       );
-      await judge(file.name, bytes);
+      await judge(file.name, file, bytes);
     },
     [judge],
   );
@@ -190,12 +221,20 @@ export function ReaderPage() {
       keysRef.current = keys && url ? { keys, url } : null;
       // A file already open is judged again against the new keys.
       setState((current) => {
-        if (current.kind === 'done') void judge(current.name, current.bytes);
+        if (current.kind === 'done') {
+          const { name, file } = current;
+          void loadFile(file).then((bytes) => judge(name, file, bytes));
+        }
         return current;
       });
     },
     [judge],
   );
+  const trust = useTrust(onKeys);
+  // A signed file whose signature matches: the key list box belongs to its verdict, where the question
+  // "whose key is this?" is asked. Otherwise it waits below, for the next file.
+  const signedFile =
+    state.kind === 'done' && state.outcome.result.is_signed && state.outcome.result.signature?.valid === true;
 
   const onDrop = (event: DragEvent) => {
     event.preventDefault();
@@ -264,16 +303,23 @@ export function ReaderPage() {
           <p className="file-line">
             <strong>{state.name}</strong>{' '}
             <span className="muted">
-              ({formatBytes(state.bytes.length)}, checked in {Math.round(state.outcome.elapsedMs)} ms)
+              ({formatBytes(state.file.size)}, checked in {Math.round(state.outcome.elapsedMs)} ms)
             </span>
           </p>
-          <OutcomeView outcome={state.outcome} fileName={state.name} trustedBy={state.trustedBy} />
+          <OutcomeView
+            outcome={state.outcome}
+            fileName={state.name}
+            trustedBy={state.trustedBy}
+            trust={signedFile ? <TrustForm trust={trust} /> : undefined}
+          />
         </div>
       )}
-      <details className="trust-details" open={new URLSearchParams(location.search).has('jwks') || undefined}>
-        <summary>Confirm who signed: use the signer&apos;s published keys</summary>
-        <TrustForm onKeys={onKeys} />
-      </details>
+      {!signedFile && (
+        <details className="trust-details" open={new URLSearchParams(location.search).has('jwks') || undefined}>
+          <summary>Confirm who signed: use the signer&apos;s published keys</summary>
+          <TrustForm trust={trust} />
+        </details>
+      )}
     </section>
   );
 }

@@ -1,8 +1,8 @@
 /// <reference lib="webworker" />
 // The Buffer adapter first: the format core expects Node's Buffer as a global.
-import '../shims/buffer.js';
+import { enableSimdSearch } from '../shims/buffer.js';
 import { finishValidation, validateCore } from '../../../src/sdf/validate.js';
-import { inflateRawNative, inflateZlibNative } from './native-inflate.js';
+import { inflateEntryNative, inflateZlibNative } from './native-inflate.js';
 import type { Entry, ReadMessage, ReadRequest } from './protocol.js';
 
 /**
@@ -10,6 +10,8 @@ import type { Entry, ReadMessage, ReadRequest } from './protocol.js';
  * the page never freezes. The page owns the time budget: it ends this worker when the budget runs out.
  */
 const scope = self as unknown as DedicatedWorkerGlobalScope;
+// This worker's policy allows compiling WebAssembly (see web-app.ts): the PDF checks' searches use SIMD.
+enableSimdSearch();
 const post = (message: ReadMessage, transfer: Transferable[] = []): void => scope.postMessage(message, transfer);
 
 scope.onmessage = async (event: MessageEvent<ReadRequest>) => {
@@ -20,7 +22,7 @@ scope.onmessage = async (event: MessageEvent<ReadRequest>) => {
     let entries: Entry[] = [];
     const transfer: ArrayBuffer[] = [bytes];
     const outcome = await validateCore(archive, {
-      inflateRaw: inflateRawNative,
+      inflateRaw: inflateEntryNative,
       inflatePdfStream: inflateZlibNative,
       onStage: (stage) => post({ type: 'stage', stage }),
       onEntries: (files, names) => {

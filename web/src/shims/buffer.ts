@@ -4,6 +4,7 @@
  * which are many times faster on a large data.json than a decoder written in JavaScript.
  */
 import { Buffer } from 'buffer';
+import { simdSearch, type Search } from './simd-search.js';
 
 type BufferEncoding = 'utf8' | 'utf-8' | 'latin1' | 'binary' | 'hex' | 'base64' | 'base64url' | 'ascii';
 
@@ -38,32 +39,78 @@ proto.toString = function toString(this: Uint8Array, encoding?: string, start?: 
 };
 
 /**
+ * Comparing bytes: the package's `compare` and `equals` first copy both operands into new Buffers (its
+ * test for a plain Uint8Array also holds for its own Buffers); these compare the views in place.
+ */
+function compareBytes(a: Uint8Array, b: Uint8Array): number {
+  if (a === b) return 0;
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i]! < b[i]! ? -1 : 1;
+  return a.length < b.length ? -1 : a.length > b.length ? 1 : 0;
+}
+
+(Buffer as unknown as { compare: (a: unknown, b: unknown) => number }).compare = (a: unknown, b: unknown) => {
+  if (!(a instanceof Uint8Array) || !(b instanceof Uint8Array))
+    throw new TypeError('The "buf1", "buf2" arguments must be one of type Buffer or Uint8Array');
+  return compareBytes(a, b);
+};
+
+(proto as unknown as { equals: unknown }).equals = function equals(this: Uint8Array, other: unknown): boolean {
+  if (!(other instanceof Uint8Array)) throw new TypeError('Argument must be a Buffer');
+  return this.length === other.length && compareBytes(this, other) === 0;
+};
+
+/**
  * Searching for a byte sequence: the package compares byte by byte in JavaScript; this jumps between
- * candidates with the typed array's native search for the first byte (the PDF checks search a 20 MB
- * scan for `obj` and `endstream`).
+ * candidates with the typed array's native search for the first byte, and past the first few KB, where
+ * the validation worker has enabled it, goes on with the SIMD search (the PDF checks search a 20 MB scan
+ * for `obj` and `endstream`; see simd-search.ts).
  */
 const nativeIndexOf = Uint8Array.prototype.indexOf;
+/** Bytes searched by the first-byte jumps before the SIMD search takes over (its slices are 64 KB). */
+const NEAR = 4096;
+let longSearch: Search | null = null;
+
+/**
+ * Lets Buffer#indexOf use the SIMD search for long haystacks. Only where WebAssembly may be compiled (the
+ * validation worker's policy allows it; a page's does not); answers whether it is in use.
+ */
+export function enableSimdSearch(): boolean {
+  longSearch ??= simdSearch();
+  return longSearch !== null;
+}
+
+/** The first index in [from, lastStart] where `needle` (not empty) starts in `haystack`, else -1. */
+function jumpSearch(haystack: Uint8Array, needle: Uint8Array, from: number, lastStart: number): number {
+  const first = needle[0]!;
+  while (from <= lastStart) {
+    const at = nativeIndexOf.call(haystack, first, from);
+    if (at === -1 || at > lastStart) return -1;
+    let k = 1;
+    while (k < needle.length && haystack[at + k] === needle[k]) k++;
+    if (k === needle.length) return at;
+    from = at + 1;
+  }
+  return -1;
+}
+
 (proto as unknown as { indexOf: unknown }).indexOf = function indexOf(
   this: Uint8Array,
   value: number | string | Uint8Array,
   byteOffset = 0,
   encoding?: BufferEncoding,
 ): number {
-  let from = byteOffset < 0 ? Math.max(0, this.length + byteOffset) : byteOffset;
+  const from = byteOffset < 0 ? Math.max(0, this.length + byteOffset) : byteOffset;
   if (typeof value === 'number') return nativeIndexOf.call(this, value & 0xff, from);
   const needle = typeof value === 'string' ? Buffer.from(value, encoding ?? 'utf8') : value;
   if (needle.length === 0) return Math.min(from, this.length);
-  const first = needle[0]!;
-  const last = this.length - needle.length;
-  while (from <= last) {
-    const at = nativeIndexOf.call(this, first, from);
-    if (at === -1 || at > last) return -1;
-    let k = 1;
-    while (k < needle.length && this[at + k] === needle[k]) k++;
-    if (k === needle.length) return at;
-    from = at + 1;
+  const lastStart = this.length - needle.length;
+  if (longSearch === null || needle.length < 2 || needle.length > 256 || lastStart - from < 2 * NEAR) {
+    return jumpSearch(this, needle, from, lastStart);
   }
-  return -1;
+  // The near bytes first: a search that ends close by (the next object's `obj`) copies nothing.
+  const near = jumpSearch(this, needle, from, from + NEAR - 1);
+  return near >= 0 ? near : longSearch(this, needle, from + NEAR);
 };
 
 (globalThis as unknown as { Buffer: typeof Buffer }).Buffer = Buffer;
