@@ -21,6 +21,7 @@ import { AppConfig } from './config/app-config.js';
 import { dataSourceOptions } from './database/data-source.js';
 import { EmailModule } from './email/email.module.js';
 import { DocumentsModule } from './documents/documents.module.js';
+import { EventStreamModule } from './events/event-stream.module.js';
 import { EventsModule } from './events/events.module.js';
 import { HealthModule } from './health/health.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
@@ -80,6 +81,7 @@ export class AppModule {
         QueueModule,
         AuditModule,
         EventsModule,
+        EventStreamModule.register(config),
         TenantsModule,
         AuthModule,
         RateLimitModule,

@@ -8,7 +8,9 @@ import { adminClient, testDatabaseUrl } from './helpers/database.js';
 import { distCli, projectRoot, requireBuild, runNode } from './helpers/processes.js';
 
 /** The operator's way in (S6): the built `sdf admin` commands against the same database and secrets. */
-describe('sdf admin (operator CLI)', () => {
+// Each test starts the command several times, a whole Node program each: on a busy machine that takes
+// longer than the ordinary end-to-end budget, without anything being wrong.
+describe('sdf admin (operator CLI)', { timeout: 180_000 }, () => {
   let t: TestApp;
   let env: NodeJS.ProcessEnv;
 

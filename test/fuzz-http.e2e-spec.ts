@@ -13,11 +13,12 @@ import { createTenant, type TenantFixture } from './helpers/tenants.js';
  * Fuzzing the HTTP surface (fast-check): damaged archives through POST /validate and POST /upload, and
  * random JSON bodies, headers and query strings on every route of both deployments, /v1 included. No
  * answer may be a 5xx: whatever a client sends is answered in the error shape. FUZZ_RUNS sets the cases
- * (requests) per target: 5,000 in the suite, as many as the format core's own targets, `npm run fuzz`
- * more. Cases go out in batches of BATCH at once, as clients do, so a target takes seconds, not minutes;
- * a failing batch shrinks like any other case, down to the request that fails.
+ * (requests) per target: 1,000 in the suite (each run draws new ones: a fresh seed every time), 20,000 in
+ * `npm run fuzz`, which is where long runs belong. Cases go out in batches of BATCH at once, as clients
+ * do, so a target takes seconds, not minutes; a failing batch shrinks like any other case, down to the
+ * request that fails.
  */
-const runs = fuzzRuns(5_000);
+const runs = fuzzRuns(1_000);
 const BATCH = 10;
 const batches = Math.ceil(runs / BATCH);
 
@@ -160,7 +161,7 @@ describe('random requests on every route of the self-hosted deployment', () => {
       const entries = (await openArchive(archive)).files;
       await fuzzInBatches(mutationsOf(archive, entries), async ({ bytes }) => {
         const res = await t.http().post(path).set('X-API-Key', tenant.apiKey).attach('file', bytes, 'f.sdf');
-        expect(res.status).toBeLessThan(500);
+        if (res.status >= 500) throw new Error(`POST ${path} -> ${res.status} ${res.text.slice(0, 300)}`);
         if (path === '/validate' && res.body.valid === true && res.body.is_signed === true) {
           const files = (await openArchive(bytes)).files;
           expect(files.size).toBe(entries.size);

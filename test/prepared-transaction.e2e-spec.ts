@@ -8,14 +8,17 @@ describe('preparedTransaction', () => {
   const insert = 'INSERT INTO prepared_tx_probe (n) VALUES ($1) RETURNING n';
   const rows = async () =>
     ((await t.ds.query('SELECT n FROM prepared_tx_probe ORDER BY n')) as { n: number }[]).map((r) => r.n);
-  const idleInTransaction = async () =>
+  /** Of these backends, those left inside a transaction (the service's own background work is not asked about). */
+  const idleInTransaction = async (pids: number[]) =>
     Number(
       (
         (await t.ds.query(
-          `SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND state LIKE 'idle in transaction%'`,
+          `SELECT count(*) AS n FROM pg_stat_activity WHERE pid = ANY($1::int[]) AND state LIKE 'idle in transaction%'`,
+          [pids],
         )) as { n: string }[]
       )[0]!.n,
     );
+  const pidProbe = 'SELECT pg_backend_pid() AS pid';
 
   beforeAll(async () => {
     // As the owner: the test makes a table of its own.
@@ -34,8 +37,10 @@ describe('preparedTransaction', () => {
   });
 
   it('rolls everything back when the work throws, and the connection goes back clean', async () => {
+    const used: number[] = [];
     await expect(
       preparedTransaction(t.ds, async (query) => {
+        used.push((await query<{ pid: number }>('probe_pid', pidProbe, []))[0]!.pid);
         await query('probe_insert', insert, [3]);
         throw new Error('the file could not be stored');
       }),
@@ -43,12 +48,15 @@ describe('preparedTransaction', () => {
     // A failing statement too (a duplicate key): the first insert goes with it.
     await expect(
       preparedTransaction(t.ds, async (query) => {
+        used.push((await query<{ pid: number }>('probe_pid', pidProbe, []))[0]!.pid);
         await query('probe_insert', insert, [4]);
         await query('probe_insert', insert, [1]);
       }),
     ).rejects.toMatchObject({ code: '23505' });
     expect(await rows()).toEqual([1, 2]);
-    expect(await idleInTransaction()).toBe(0);
+    // The connections these transactions ran on are back in the pool, outside any transaction.
+    expect(used).toHaveLength(2);
+    expect(await idleInTransaction(used)).toBe(0);
     expect(await preparedQuery(t.ds, 'probe_count', 'SELECT count(*)::int AS c FROM prepared_tx_probe', [])).toEqual([
       { c: 2 },
     ]);

@@ -60,7 +60,7 @@ describe('webhook delivery (SDF-SPEC Events, S9, S10)', () => {
     const sent = [];
     for (const event of EVENT_NAMES) sent.push(await recordDocumentEvent(t, tenant.id, event));
 
-    const got = await r.waitFor(4);
+    const got = await r.waitFor(EVENT_NAMES.length);
     expect(got.map((d) => d.json.event).sort()).toEqual([...EVENT_NAMES].sort());
     for (const d of got) {
       const payload = sent.find((p) => p.id === d.json.id)!;
@@ -86,7 +86,7 @@ describe('webhook delivery (SDF-SPEC Events, S9, S10)', () => {
 
     for (const event of EVENT_NAMES) await recordDocumentEvent(t, a.id, event);
     const own = await recordDocumentEvent(t, b.id, 'document.uploaded');
-    await all.waitFor(4);
+    await all.waitFor(EVENT_NAMES.length);
     await settled();
 
     expect(signedOnly.received.map((d) => d.json.event)).toEqual(['document.signed']);
@@ -250,7 +250,23 @@ describe('outbox hand-over without waiting for the poll', () => {
     const tenant = await createTenant(t);
     await registerWebhook(t, tenant.apiKey, { url: r.url(), secret: SECRET, events: ['document.uploaded'] });
     const event = await recordDocumentEvent(t, tenant.id, 'document.uploaded');
-    const [delivered] = await r.waitFor(1, 10_000);
+    // Seconds, against a poll ten minutes away; on a miss, where the event stopped is part of the failure.
+    const [delivered] = await r.waitFor(1, 20_000).catch(async (err: Error) => {
+      throw new Error(`${err.message}; ${await whereIs(t, event.id)}`);
+    });
     expect(delivered.json.id).toBe(event.id);
   });
 });
+
+/** Where an event is on its way: its outbox row and its delivery jobs, in words. */
+async function whereIs(t: TestApp, eventId: string): Promise<string> {
+  const [row] = await t.ds.query(`SELECT dispatched_at FROM outbox_events WHERE id = $1`, [eventId]);
+  const queue = t.app.get<Queue>(getQueueToken(QueueName.WebhookDelivery));
+  const jobs = await queue.getJobs(['waiting', 'active', 'delayed', 'prioritized', 'failed', 'completed']);
+  const mine = await Promise.all(
+    jobs
+      .filter((j) => j.data?.event_id === eventId)
+      .map(async (j) => `${j.id} ${await j.getState()} attempts=${j.attemptsMade} ${j.failedReason ?? ''}`),
+  );
+  return `outbox dispatched_at=${row?.dispatched_at ?? 'null'}, jobs: ${mine.join('; ') || 'none'}`;
+}

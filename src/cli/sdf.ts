@@ -4,6 +4,7 @@ import { SdfError } from '../sdf/errors.js';
 import { readPackageVersion } from '../config/project.js';
 import { CliRefusal, registerAdminCommands } from './admin-commands.js';
 import { CliUsageError, registerFormatCommands } from './format-commands.js';
+import { registerWatchCommand } from './watch-command.js';
 
 /** Exit codes: 0 ok, 1 SDF error, 2 usage error, 3 internal error. */
 export const EXIT = { ok: 0, sdf: 1, usage: 2, internal: 3 } as const;
@@ -14,6 +15,7 @@ const program = new Command('sdf')
   .exitOverride();
 registerFormatCommands(program);
 registerAdminCommands(program);
+registerWatchCommand(program);
 
 try {
   await program.parseAsync(process.argv);

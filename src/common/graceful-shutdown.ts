@@ -12,6 +12,12 @@ export interface ShutdownOptions {
   exit?: (code: number) => void;
 }
 
+/**
+ * Emitted on the HTTP server when the drain begins: responses that never finish by themselves (event
+ * streams) end at once, so their clients reconnect elsewhere instead of holding the drain to its bound.
+ */
+export const SHUTDOWN_BEGINS = 'sdf:shutdown-begins';
+
 /** Part of the bound kept for closing connections to the database and Redis once the drain is over. */
 const CLOSE_RESERVE_MS = 1_000;
 
@@ -79,6 +85,7 @@ export async function drain(
   const listening = server.listening;
   logger.log({ msg: 'shutdown began', signal, timeout_ms: timeoutMs }, 'Shutdown');
 
+  server.emit(SHUTDOWN_BEGINS);
   // No new connections from here on: the listening socket closes, idle keep-alive connections too.
   const closed = listening ? new Promise<void>((resolve) => server.close(() => resolve())) : Promise.resolve();
   const workers = workersOf(app);

@@ -11,6 +11,9 @@ const base64Key = z
   .string()
   .refine((v) => Buffer.from(v, 'base64').length === 32, 'must be 32 bytes encoded as base64');
 const secret = z.string().min(32, 'must be at least 32 characters');
+/** PLAN_PRICES_DISPLAY: `plan=amount CUR/interval` entries separated by commas (read by src/billing/plan-prices.ts). */
+const PRICE_ENTRY = String.raw`(?:developer|team|business)=\d{1,9}(?:\.\d{1,3})? [A-Za-z]{3}/(?:day|week|month|year)`;
+const PLAN_PRICES_DISPLAY_PATTERN = new RegExp(String.raw`^\s*${PRICE_ENTRY}\s*(?:,\s*${PRICE_ENTRY}\s*)*$`);
 
 /**
  * The one environment schema (STYLE: checked once at boot). Every variable is listed,
@@ -85,6 +88,10 @@ export const envSchema = z.object({
 
   RATE_LIMIT_DEFAULT_RPM: positiveInt.default(60),
   RATE_LIMIT_WINDOW_SECONDS: positiveInt.default(60),
+  // The portal's own pages (a signed-in user's session, managed deployment): a bucket per user of this
+  // size (a burst), refilled at this many requests a minute; not the tenant's limit, not API calls.
+  SESSION_RATE_LIMIT_RPM: positiveInt.default(300),
+  SESSION_RATE_LIMIT_BURST: positiveInt.default(60),
   // Failed authentication per client address and window; past the limit the address gets 429.
   AUTH_FAILURE_LIMIT: positiveInt.default(30),
   AUTH_FAILURE_WINDOW_SECONDS: positiveInt.default(60),
@@ -208,6 +215,12 @@ export const envSchema = z.object({
   FAILED_JOB_RETENTION_COUNT: positiveInt.default(10_000),
   // Dispatched outbox events are kept this long (for inspection), then deleted; webhook jobs carry their own copy.
   OUTBOX_RETENTION_HOURS: positiveInt.default(168),
+  // The event stream (GET /events): a heartbeat comment this often; open streams per tenant and per API
+  // process; a stream whose unsent output passes EVENTS_MAX_BUFFER_BYTES (a client not reading) is cut.
+  EVENTS_HEARTBEAT_MS: positiveInt.default(15_000),
+  EVENTS_MAX_PER_TENANT: positiveInt.default(20),
+  EVENTS_MAX_PER_PROCESS: positiveInt.default(2000),
+  EVENTS_MAX_BUFFER_BYTES: positiveInt.default(1024 * 1024),
 
   // SAML (C1): IdP metadata refreshed this often (0: only by the admin call), each fetch cut at the time-out.
   SAML_METADATA_REFRESH_MINUTES: z.coerce.number().int().min(0).default(360),
@@ -236,6 +249,12 @@ export const envSchema = z.object({
   STRIPE_RETURN_URL: z.url().optional(),
   // Another Stripe API endpoint (scheme, host and port), e.g. a stand-in for tests. Unset: Stripe's own.
   STRIPE_API_BASE: z.url().optional(),
+  // The paid plans' prices shown on the plan page where Stripe is not configured (with Stripe, its prices):
+  // `developer=19 EUR/month,team=99 EUR/month,business=399 EUR/month`.
+  PLAN_PRICES_DISPLAY: z
+    .string()
+    .regex(PLAN_PRICES_DISPLAY_PATTERN, 'expected entries like team=99 EUR/month, separated by commas')
+    .optional(),
 });
 
 /**

@@ -105,13 +105,16 @@ export class SigningKeysService {
     return this.unseal(row ?? null);
   }
 
+  /** What signing without an active key answers (409). */
+  refusalWithoutKey(): AppError {
+    return AppError.invalidState(
+      'The tenant has no active signing key; create one with POST /admin/tenants/:tenantId/signing-keys',
+    );
+  }
+
   /** The active key read beside other columns (the signing job's one statement), unsealed; none is 409. */
   unseal(row: SealedSigningKey | null): ActiveSigningKey {
-    if (!row) {
-      throw AppError.invalidState(
-        'The tenant has no active signing key; create one with POST /admin/tenants/:tenantId/signing-keys',
-      );
-    }
+    if (!row) throw this.refusalWithoutKey();
     return {
       keyId: row.key_id,
       algorithm: row.algorithm,

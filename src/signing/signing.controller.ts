@@ -22,8 +22,9 @@ export class SigningController {
     summary: "Sign a valid document with the tenant's active key; the signing job runs in the background",
     description:
       'Queues the signing job and answers 202 with its job id; the status becomes `signed` when the job ' +
-      'ends (poll GET /sdf/{id}, or subscribe to document.signed). If signing gives up, the record shows ' +
-      '`signing_error` and this call may be repeated.',
+      'ends (follow GET /events, subscribe to document.signed, or poll GET /sdf/{id}). If signing gives up, ' +
+      'the record shows `signing_error`, document.signing_failed is emitted with the reason, and this call may ' +
+      'be repeated.',
   })
   @ApiAcceptedResponse({ type: SignAcceptedDto })
   @DocumentId()

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { INestApplication } from '@nestjs/common';
 import { Redis } from 'ioredis';
+import superagent from 'superagent';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { inject } from 'vitest';
@@ -34,6 +35,18 @@ export interface StartOptions {
   /** The service's clock (billing periods); share one between instances to move them together. */
   clock?: Clock;
 }
+
+/**
+ * An event stream (GET /events) never ends by itself: through supertest a request answers with the
+ * stream's status and headers, and the stream is closed at once. test/helpers/sse.ts reads streams.
+ */
+(superagent as unknown as { parse: Record<string, unknown> }).parse['text/event-stream'] = (
+  res: import('node:http').IncomingMessage,
+  done: (err: Error | null, body: unknown) => void,
+) => {
+  res.destroy();
+  done(null, {});
+};
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 

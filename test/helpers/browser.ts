@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import axeModule from '@axe-core/playwright';
-import { chromium, type Browser, type BrowserContext, type Page, type Request } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Locator, type Page, type Request } from 'playwright-core';
 import { expect } from 'vitest';
 
 // A CommonJS package: its class is the default export's `default` under Node's interop, the default itself elsewhere.
@@ -53,7 +53,10 @@ export async function openProbe(
   const problems: string[] = [];
   context.on('request', (request) => requests.push(request));
   page.on('console', (message) => {
-    const text = message.text();
+    // A failed load names its address only in the message's location: keep it, so a failure says what failed.
+    const text = /^Failed to load resource/.test(message.text())
+      ? `${message.text()} ${message.location().url}`
+      : message.text();
     if (message.type() === 'error' || /Content.Security.Policy/i.test(text)) problems.push(text);
   });
   page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
@@ -104,4 +107,21 @@ export async function listen(app: {
 }): Promise<string> {
   await app.listen(0, '127.0.0.1');
   return (await app.getUrl()).replace('[::1]', '127.0.0.1');
+}
+
+/** Signs out from the header; on a phone-sized page through its menu button first. */
+export async function signOutFromHeader(page: Page): Promise<void> {
+  const menu = page.getByRole('banner').getByRole('button', { name: 'Menu' });
+  if ((await menu.isVisible()) && (await menu.getAttribute('aria-expanded')) !== 'true') await menu.click();
+  await page.getByRole('banner').getByRole('button', { name: 'Sign out' }).click();
+}
+
+/**
+ * A link of the main navigation, ready to click: on a phone-sized page the sections are behind the
+ * header's one menu button, which is opened first (as a person does).
+ */
+export async function mainNavLink(page: Page, name: string): Promise<Locator> {
+  const menu = page.getByRole('banner').getByRole('button', { name: 'Menu' });
+  if ((await menu.isVisible()) && (await menu.getAttribute('aria-expanded')) !== 'true') await menu.click();
+  return page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name });
 }

@@ -6,7 +6,9 @@ import type { DataSource } from 'typeorm';
 import { AuditService } from '../../audit/audit.service.js';
 import { AppError } from '../../common/errors.js';
 import { AppConfig } from '../../config/app-config.js';
-import { DocumentsService } from '../../documents/documents.service.js';
+import { DocumentsService, eventData } from '../../documents/documents.service.js';
+import type { SdfDocument } from '../../documents/entities/document.entity.js';
+import { EventsService } from '../../events/events.service.js';
 import { diskFault, isInfrastructureError } from '../../common/infrastructure-errors.js';
 import { OutageGate } from '../../queue/outages.js';
 import { QueueName } from '../../queue/queues.js';
@@ -51,6 +53,7 @@ export class ErpPushProcessor extends WorkerHost {
     private readonly documents: DocumentsService,
     private readonly gateway: ErpGateway,
     private readonly audit: AuditService,
+    private readonly events: EventsService,
   ) {
     super();
     this.outage = new OutageGate(QueueName.ErpPush, { maxDelayMs: config.env.JOB_OUTAGE_MAX_DELAY_MS });
@@ -117,7 +120,11 @@ export class ErpPushProcessor extends WorkerHost {
     }
   }
 
-  /** The outcome and its audit entry commit together; a push already succeeded is never overwritten. */
+  /**
+   * The outcome, its audit entry and its document.erp_pushed event commit together; a push already
+   * succeeded is never overwritten. Called once per finished push (success, or the final failure), never
+   * for an attempt that will be retried.
+   */
   private async settle(
     push: ErpPush,
     status: 'succeeded' | 'failed',
@@ -126,18 +133,36 @@ export class ErpPushProcessor extends WorkerHost {
     extra: Record<string, unknown>,
   ): Promise<void> {
     await this.ds.transaction(async (m) => {
-      const [rows] = (await m.query(
-        `UPDATE erp_pushes SET status = $3, erp_document_id = $4, error = $5, updated_at = now()
-         WHERE id = $1 AND tenant_id = $2 AND status <> 'succeeded' RETURNING id`,
+      // The push row goes with its document and connector (both cascade to it): what the event describes.
+      const rows = (await m.query(
+        `WITH p AS (
+           UPDATE erp_pushes SET status = $3, erp_document_id = $4, error = $5, updated_at = now()
+            WHERE id = $1 AND tenant_id = $2 AND status <> 'succeeded'
+            RETURNING tenant_id, connector_id, document_id)
+         SELECT d.id, d.document_id, d.document_type, d.schema_id, d.status, c.erp_type
+           FROM p JOIN documents d ON d.tenant_id = p.tenant_id AND d.id = p.document_id
+                  JOIN connectors c ON c.tenant_id = p.tenant_id AND c.id = p.connector_id`,
         [push.id, push.tenant_id, status, erpId, error],
-      )) as [unknown[], number];
+      )) as (Pick<SdfDocument, 'id' | 'document_id' | 'document_type' | 'schema_id' | 'status'> & {
+        erp_type: string;
+      })[];
       if (!rows.length) return;
+      const { erp_type: erpType, ...doc } = rows[0];
       await this.audit.record(m, {
         tenantId: push.tenant_id,
         action: status === 'succeeded' ? 'connector.push_succeeded' : 'connector.push_failed',
         resourceId: push.document_id,
         actor: PUSH_ACTOR,
         metadata: { push_id: push.id, connector_id: push.connector_id, erp_document_id: erpId, error, ...extra },
+      });
+      await this.events.record(m, push.tenant_id, 'document.erp_pushed', {
+        ...eventData(doc),
+        push_id: push.id,
+        connector_id: push.connector_id,
+        erp_type: erpType,
+        outcome: status,
+        erp_document_id: erpId,
+        reason: error,
       });
     });
   }

@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
 import { Inject, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { Job } from 'bullmq';
+import { UnrecoverableError, type Job } from 'bullmq';
 import type { DataSource } from 'typeorm';
 import { AuditService } from '../../audit/audit.service.js';
 import { AppError } from '../../common/errors.js';
@@ -72,20 +72,24 @@ export class SignSdfProcessor extends WorkerHost {
   }
 
   /**
-   * A sign job out of attempts fails for good: the document stays `valid`, so the reason must be
-   * visible where a client polls (signing_error on GET /sdf/:id), in the log and in the audit trail.
-   * The reason shown to the tenant is the service's own message when it is one; anything else
-   * (a key that does not decrypt, storage down) is logged in full and summarised for the tenant.
+   * A sign job out of attempts, or refused (SigningRefused), fails for good: the document stays `valid`,
+   * so the reason must be visible where a client looks (signing_error on GET /sdf/:id, and the
+   * document.signing_failed event, written in the same transaction), in the log and in the audit trail.
+   * The reason shown to the tenant is the service's own message when it is one; anything else (a key
+   * that does not decrypt, storage down) is logged in full and summarised for the tenant.
    */
   @OnWorkerEvent('failed')
   async onFailed(job: Job<SignSdfJob> | undefined, error: Error): Promise<void> {
-    if (!job || job.attemptsMade < (job.opts.attempts ?? 1)) return;
+    if (!job) return;
+    const refused = error instanceof SigningRefused;
+    if (!refused && job.attemptsMade < (job.opts.attempts ?? 1)) return;
     const { tenantId, documentId } = job.data;
+    const cause = refused ? error.refusal : error;
     const signingError = {
-      code: error instanceof AppError ? error.code : 'SIGNING_FAILED',
+      code: cause instanceof AppError ? cause.code : 'SIGNING_FAILED',
       message:
-        error instanceof AppError
-          ? error.message
+        cause instanceof AppError
+          ? cause.message
           : `Signing failed after ${job.attemptsMade} attempts; POST /sign/:id tries again`,
       failed_at: new Date().toISOString(),
       attempts: job.attemptsMade,
@@ -96,22 +100,29 @@ export class SignSdfProcessor extends WorkerHost {
       id: documentId,
       job_id: job.id,
       attempts: job.attemptsMade,
-      reason: error.message,
+      reason: cause.message,
     });
     try {
       await this.ds.transaction(async (m) => {
         const [rows] = (await m.query(
           `UPDATE documents SET signing_error = $3, updated_at = now() WHERE tenant_id = $1 AND id = $2 AND NOT is_signed
-           RETURNING id`,
+           RETURNING id, document_id, document_type, schema_id, status`,
           [tenantId, documentId, JSON.stringify(signingError)],
-        )) as [{ id: string }[], number];
+        )) as [Pick<SdfDocument, 'id' | 'document_id' | 'document_type' | 'schema_id' | 'status'>[], number];
         if (rows.length === 0) return;
         await this.audit.record(m, {
           tenantId,
           action: 'sign.failed',
           actor: 'system:sign-sdf',
           resourceId: documentId,
-          metadata: { job_id: job.id, attempts: job.attemptsMade, code: signingError.code, reason: error.message },
+          metadata: { job_id: job.id, attempts: job.attemptsMade, code: signingError.code, reason: cause.message },
+        });
+        // The tenant's words only (signing_error.message), never the logged reason: no key material, no stack.
+        await this.events.record(m, tenantId, 'document.signing_failed', {
+          ...eventData(rows[0]),
+          reason: signingError.message,
+          code: signingError.code,
+          attempts: signingError.attempts,
         });
       });
     } catch (err) {
@@ -140,6 +151,9 @@ export class SignSdfProcessor extends WorkerHost {
       await this.metering.countStorageChanges(tenantId, documentId);
       return { skipped: 'already-final' };
     }
+    // No active key: asking again cannot change that (only an operator creating one can), so the job
+    // ends now rather than after its retries; POST /sign/:id takes it up again once there is a key.
+    if (!found.key) throw new SigningRefused(this.keys.refusalWithoutKey());
     const key = this.keys.unseal(found.key);
 
     // The CPU work happens before the row is locked (and on a signing thread, not the event loop), so
@@ -224,6 +238,16 @@ export class SignSdfProcessor extends WorkerHost {
       store: async (storageKey) => void (await storage.put(storageKey, Readable.from([bytes]))),
       discard: async () => undefined,
     };
+  }
+}
+
+/**
+ * A refusal that asking again cannot change: BullMQ fails the job at once (an UnrecoverableError), and
+ * the failure says the service's own words.
+ */
+class SigningRefused extends UnrecoverableError {
+  constructor(readonly refusal: AppError) {
+    super(refusal.message);
   }
 }
 

@@ -21,12 +21,47 @@ export function setCredential(value: Credential | null): void {
   credential = value;
 }
 
+/**
+ * Asked when the service refuses the page's own credential mid-way (the session ended, the key was
+ * revoked): resolves true once the person has signed in again in place, false when they did not. Set
+ * by the session module.
+ */
+let lapseHandler: (() => Promise<boolean>) | null = null;
+
+export function onCredentialLapse(handler: (() => Promise<boolean>) | null): void {
+  lapseHandler = handler;
+}
+
+/** The sign-in requests answer 401 for a wrong password or code: that is never a lapsed session. */
+const SIGN_IN_PATHS = /^\/v1\/auth\/(login|totp\/validate|session\/)/;
+
+/** A copy of each request sent with the page's credential, to send again after a sign-in in place. */
+const copies = new WeakMap<Request, Request>();
+
+function withCredential(request: Request): Request {
+  if (credential?.kind === 'api-key') request.headers.set('X-API-Key', credential.apiKey);
+  else if (credential) request.headers.set('Authorization', `Bearer ${credential.accessToken}`);
+  return request;
+}
+
 const credentials: Middleware = {
-  onRequest({ request }) {
+  onRequest({ request, schemaPath }) {
     if (!credential || request.headers.has('X-API-Key') || request.headers.has('Authorization')) return request;
-    if (credential.kind === 'api-key') request.headers.set('X-API-Key', credential.apiKey);
-    else request.headers.set('Authorization', `Bearer ${credential.accessToken}`);
+    withCredential(request);
+    // A file upload is not kept (it may be large): after a sign-in in place it is chosen again.
+    const type = request.headers.get('Content-Type') ?? '';
+    if (!SIGN_IN_PATHS.test(schemaPath) && !type.startsWith('multipart/')) copies.set(request, request.clone());
     return request;
+  },
+  async onResponse({ request, response }) {
+    const copy = copies.get(request);
+    copies.delete(request);
+    if (response.status !== 401 || !copy || !lapseHandler) return undefined;
+    // The text of the form that sent this stays on the page while the person signs in; then it is sent again.
+    if (!(await lapseHandler())) return undefined;
+    const again = withCredential(new Request(copy));
+    again.headers.delete(credential?.kind === 'api-key' ? 'Authorization' : 'X-API-Key');
+    return fetch(again);
   },
 };
 api.use(credentials);

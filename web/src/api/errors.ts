@@ -51,20 +51,31 @@ export function describeProblem(
   payload: ErrorPayload | null,
   retryAfterSeconds: number | null,
 ): { sentence: string; field: string | null } {
+  // A refusal that says when to come back (429, 503) says it in seconds; a quota's wait (to the end of the
+  // billing period) is told by the quota's own sentence.
+  const wait =
+    (status === 429 || status === 503) && retryAfterSeconds && retryAfterSeconds <= 3600
+      ? ` Try again in ${retryAfterSeconds} second${retryAfterSeconds === 1 ? '' : 's'}.`
+      : '';
   if (!payload) {
     return {
       sentence:
-        status >= 500
-          ? 'The service is having trouble. Try again in a moment.'
-          : `The service refused the request (HTTP ${status}).`,
+        status === 503
+          ? `The service is briefly unavailable.${wait || ' Try again in a moment.'}`
+          : status >= 500
+            ? 'The service is having trouble. Try again in a moment.'
+            : status === 429
+              ? `Too many requests in a short time.${wait}`
+              : `The service refused the request (HTTP ${status}).`,
       field: null,
     };
   }
   if (payload.code === 'RATE_LIMITED') {
-    const wait = retryAfterSeconds
-      ? ` Try again in ${retryAfterSeconds} second${retryAfterSeconds === 1 ? '' : 's'}.`
-      : '';
     return { sentence: `Too many requests in a short time.${wait}`, field: null };
+  }
+  if (status === 503 && payload.code !== 'BILLING_NOT_CONFIGURED') {
+    const base = SENTENCES[payload.code] ?? 'The service is briefly unavailable.';
+    return { sentence: wait ? base.replace(/ Try again in a moment\.$/, '') + wait : base, field: null };
   }
   const detail = payload.details[0];
   const field = fieldOf(detail?.path) ?? payload.file ?? null;

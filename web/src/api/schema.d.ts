@@ -4,6 +4,46 @@
  */
 
 export interface paths {
+    "/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow the tenant's document events (Server-Sent Events)
+         * @description The tenant's document events as Server-Sent Events (`text/event-stream`), the same events and JSON bodies as the webhooks: each event has `id` (increasing), `event` (its type) and `data` (the webhook body). Send `Last-Event-ID` (or `last_event_id`) with the last id you read to resume exactly after it; an id older than the retention window gets a `stream.restarted` event saying where the stream restarts. A `: heartbeat` comment comes every EVENTS_HEARTBEAT_MS (15 s). Opening a stream counts as one request; the events on it count as none. At most EVENTS_MAX_PER_TENANT streams per tenant (20) on one server; a client that stops reading is cut and resumes with its last id.
+         */
+        get: operations["EventsController_events"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow the tenant's document events (Server-Sent Events)
+         * @description The tenant's document events as Server-Sent Events (`text/event-stream`), the same events and JSON bodies as the webhooks: each event has `id` (increasing), `event` (its type) and `data` (the webhook body). Send `Last-Event-ID` (or `last_event_id`) with the last id you read to resume exactly after it; an id older than the retention window gets a `stream.restarted` event saying where the stream restarts. A `: heartbeat` comment comes every EVENTS_HEARTBEAT_MS (15 s). Opening a stream counts as one request; the events on it count as none. At most EVENTS_MAX_PER_TENANT streams per tenant (20) on one server; a client that stops reading is cut and resumes with its last id.
+         */
+        get: operations["EventsV1Controller_events"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/tenant": {
         parameters: {
             query?: never;
@@ -227,7 +267,7 @@ export interface paths {
         put?: never;
         /**
          * Validate an .sdf file synchronously; nothing is stored
-         * @description Runs the six checks of the format core (the same as `sdf validate`) on the uploaded file and answers the result: 200 when every check passed, 422 with the first failure and the state of each check otherwise. The file is discarded either way.
+         * @description Runs the six checks of the format core (the same as `sdf validate`) on the uploaded file and answers the result: 200 when every check passed, 422 with the first failure and the state of each check otherwise. Both carry the `summary` the service would store for the file (as list items carry it), null when data.json cannot be read. The file is discarded either way.
          */
         post: operations["DocumentsController_validate"];
         delete?: never;
@@ -663,7 +703,7 @@ export interface paths {
         put?: never;
         /**
          * Sign a valid document with the tenant's active key; the signing job runs in the background
-         * @description Queues the signing job and answers 202 with its job id; the status becomes `signed` when the job ends (poll GET /sdf/{id}, or subscribe to document.signed). If signing gives up, the record shows `signing_error` and this call may be repeated.
+         * @description Queues the signing job and answers 202 with its job id; the status becomes `signed` when the job ends (follow GET /events, subscribe to document.signed, or poll GET /sdf/{id}). If signing gives up, the record shows `signing_error`, document.signing_failed is emitted with the reason, and this call may be repeated.
          */
         post: operations["SigningController_sign"];
         delete?: never;
@@ -1554,9 +1594,29 @@ export interface paths {
         };
         /**
          * Audit entries, newest first, filtered by action, actor and time range
-         * @description The organization's audit entries, newest first, keyset-paginated: pass `next_cursor` as `cursor` while `has_more` is true. Filters (action, actor, from, to) combine. Owner or admin only.
+         * @description The organization's audit entries, newest first, keyset-paginated: pass `next_cursor` as `cursor` while `has_more` is true. Filters (action, actor, from, to) combine. Each entry carries, beside its ids, the action in words, who acted (a person's name and address, an API key's name and prefix, or a plain word for the service and its operator) and the title of the document it concerns, all read from this organization alone. Owner or admin only.
          */
         get: operations["AuditQueryController_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/audit/actions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The actions an audit entry can record, with their words
+         * @description Every value the `action` filter can usefully take, in words a person reads. Owner or admin only.
+         */
+        get: operations["AuditQueryController_actions"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2152,6 +2212,8 @@ export interface components {
             signature?: components["schemas"]["SignatureResultDto"];
             /** @example null */
             registry_match: boolean | null;
+            /** @description What the document is known by, as the list shows it once stored (the tenant's mapping for a registered schema applies); null when meta.json or data.json cannot be read */
+            summary: components["schemas"]["DocumentSummaryDto"] | null;
         };
         ValidateFailedDto: {
             /**
@@ -2161,6 +2223,8 @@ export interface components {
             valid: false;
             error: components["schemas"]["ErrorPayloadDto"];
             checks: components["schemas"]["ChecksDto"];
+            /** @description What the document is known by, as the list shows it once stored (the tenant's mapping for a registered schema applies); null when meta.json or data.json cannot be read */
+            summary: components["schemas"]["DocumentSummaryDto"] | null;
         };
         StoredValidationDto: {
             /** @example true */
@@ -2473,12 +2537,13 @@ export interface components {
              */
             secret: string;
             /**
+             * @description The events to deliver: the specification's four, and the service's own document.signing_failed and document.erp_pushed, which go only to a webhook that names them
              * @example [
              *       "document.validated",
              *       "document.signed"
              *     ]
              */
-            events: ("document.uploaded" | "document.validated" | "document.signed" | "document.deleted")[];
+            events: ("document.uploaded" | "document.validated" | "document.signed" | "document.deleted" | "document.signing_failed" | "document.erp_pushed")[];
         };
         WebhookDto: {
             /**
@@ -2499,7 +2564,7 @@ export interface components {
              *       "document.signed"
              *     ]
              */
-            events: ("document.uploaded" | "document.validated" | "document.signed" | "document.deleted")[];
+            events: ("document.uploaded" | "document.validated" | "document.signed" | "document.deleted" | "document.signing_failed" | "document.erp_pushed")[];
             /** @example true */
             is_active: boolean;
             /**
@@ -2510,6 +2575,63 @@ export interface components {
         };
         WebhookListDto: {
             webhooks: components["schemas"]["WebhookDto"][];
+        };
+        SummaryMappingDto: {
+            /**
+             * @description The type's name in the title, before the number
+             * @example Freight bill
+             */
+            label?: string;
+            /**
+             * @description The business number
+             * @example [
+             *       "/bill/no"
+             *     ]
+             */
+            number?: string[];
+            /**
+             * @description The other party
+             * @example [
+             *       "/shipper/name",
+             *       "/shipper"
+             *     ]
+             */
+            counterparty?: string[];
+            /**
+             * @description The gross total
+             * @example [
+             *       "/charges/total"
+             *     ]
+             */
+            amount?: string[];
+            /**
+             * @description Its ISO 4217 currency code
+             * @example [
+             *       "/charges/currency"
+             *     ]
+             */
+            currency?: string[];
+            /**
+             * @description The issue date (YYYY-MM-DD)
+             * @example [
+             *       "/bill/date"
+             *     ]
+             */
+            issue_date?: string[];
+            /**
+             * @description The due date (YYYY-MM-DD)
+             * @example [
+             *       "/payment/due"
+             *     ]
+             */
+            due_date?: string[];
+            /**
+             * @description Business numbers of other documents this one names
+             * @example [
+             *       "/orders"
+             *     ]
+             */
+            references?: string[];
         };
         CreateSchemaDto: {
             /** @example invoice/v1 */
@@ -2537,6 +2659,35 @@ export interface components {
             schema: {
                 [key: string]: unknown;
             };
+            /**
+             * @description Where documents made against this schema keep the fields of their summary: per field, a list of JSON pointers (RFC 6901) into data.json, tried in order (the first that holds a usable value wins). Used for a document whose meta.json names this schema_id and whose schema.json has this schema's content; fields it does not name come from the type's built-in mapping. Unknown fields, malformed pointers and oversized lists are refused (400).
+             * @example {
+             *       "label": "Freight bill",
+             *       "number": [
+             *         "/bill/no"
+             *       ],
+             *       "counterparty": [
+             *         "/shipper/name",
+             *         "/shipper"
+             *       ],
+             *       "amount": [
+             *         "/charges/total"
+             *       ],
+             *       "currency": [
+             *         "/charges/currency"
+             *       ],
+             *       "issue_date": [
+             *         "/bill/date"
+             *       ],
+             *       "due_date": [
+             *         "/payment/due"
+             *       ],
+             *       "references": [
+             *         "/orders"
+             *       ]
+             *     }
+             */
+            summary_mapping?: components["schemas"]["SummaryMappingDto"];
         };
         SchemaSummaryDto: {
             /** @example invoice/v1 */
@@ -2548,6 +2699,35 @@ export interface components {
              * @example 2026-03-15T13:30:00.000Z
              */
             created_at: string;
+            /**
+             * @description The summary mapping registered with this version; null when none
+             * @example {
+             *       "label": "Freight bill",
+             *       "number": [
+             *         "/bill/no"
+             *       ],
+             *       "counterparty": [
+             *         "/shipper/name",
+             *         "/shipper"
+             *       ],
+             *       "amount": [
+             *         "/charges/total"
+             *       ],
+             *       "currency": [
+             *         "/charges/currency"
+             *       ],
+             *       "issue_date": [
+             *         "/bill/date"
+             *       ],
+             *       "due_date": [
+             *         "/payment/due"
+             *       ],
+             *       "references": [
+             *         "/orders"
+             *       ]
+             *     }
+             */
+            summary_mapping: components["schemas"]["SummaryMappingDto"] | null;
         };
         SchemaListDto: {
             /** @description Newest first */
@@ -3243,6 +3423,12 @@ export interface components {
             last_used_at: string;
             /**
              * Format: date-time
+             * @description The sign-in it began with; renewals keep it
+             * @example 2026-03-15T13:30:00.000Z
+             */
+            first_used_at: string;
+            /**
+             * Format: date-time
              * @description When it ends even if renewed
              * @example 2026-03-15T13:30:00.000Z
              */
@@ -3460,26 +3646,76 @@ export interface components {
              */
             idp_initiated?: boolean;
         };
+        AuditActorDto: {
+            /**
+             * @description user: a person of the organization; api_key: one of its API keys; operator: the service operator; system: the service itself (jobs, single sign-on, billing, connectors); anonymous: nobody signed in
+             * @example user
+             * @enum {string}
+             */
+            kind: "user" | "api_key" | "operator" | "system" | "anonymous";
+            /**
+             * @description What to call the actor: a person's name (their address when they gave none; "Removed user" when no longer in the organization), an API key's name ("API key" when unnamed or gone), or a plain word ("Service operator", "System", "Single sign-on", "Billing", "ERP connector", "Anonymous")
+             * @example Ada Lovelace
+             */
+            name: string;
+            /**
+             * @description A person's address
+             * @example ada@example.com
+             */
+            email: string | null;
+            /**
+             * @description An API key's prefix (sdf_kXXX)
+             * @example null
+             */
+            key_prefix: string | null;
+        };
+        AuditDocumentDto: {
+            /**
+             * Format: uuid
+             * @description The service's id of the document
+             * @example 0b5c4c9e-4a8d-4a2e-9a39-1d8e9c6f0d11
+             */
+            id: string;
+            /**
+             * @description The document's title from its summary; null when it has none (not yet validated, data unreadable) or when it was deleted (the entry of the deletion itself keeps the title it had)
+             * @example Invoice INV-2026-00142
+             */
+            title: string | null;
+            /**
+             * @description The document no longer exists
+             * @example false
+             */
+            deleted: boolean;
+        };
         AuditEntryDto: {
             /**
              * Format: uuid
              * @example e7c4b1a9-2d8f-4c63-b5e0-1a9d6f3c8b72
              */
             id: string;
-            /** @example login */
+            /** @example upload */
             action: string;
+            /**
+             * @description The action in words (the name itself when unknown)
+             * @example Document uploaded
+             */
+            action_label: string;
             /** @example user:3f2b8a4e-1c2d-4e5f-8a9b-0c1d2e3f4a5b */
             actor: string;
+            actor_display: components["schemas"]["AuditActorDto"];
+            /** @description The document the entry concerns; null when it concerns something else */
+            document: components["schemas"]["AuditDocumentDto"] | null;
             /**
              * @description The id of what the action concerns (a document, a key, a user, ...)
-             * @example 3f2b8a4e-1c2d-4e5f-8a9b-0c1d2e3f4a5b
+             * @example 0b5c4c9e-4a8d-4a2e-9a39-1d8e9c6f0d11
              */
             resource_id: string | null;
             /** @example 203.0.113.7 */
             ip_address: string | null;
             /**
              * @example {
-             *       "method": "password"
+             *       "document_type": "invoice",
+             *       "file_size_bytes": 48213
              *     }
              */
             metadata: {
@@ -3501,6 +3737,16 @@ export interface components {
             next_cursor: string | null;
             /** @example true */
             has_more: boolean;
+        };
+        AuditActionDto: {
+            /** @example upload */
+            action: string;
+            /** @example Document uploaded */
+            label: string;
+        };
+        AuditActionListDto: {
+            /** @description Every action an organization's log can hold */
+            actions: components["schemas"]["AuditActionDto"][];
         };
         PlanLimitsDto: {
             /**
@@ -3550,6 +3796,28 @@ export interface components {
              */
             cancel_at_period_end: boolean;
         };
+        PlanPriceDto: {
+            /**
+             * @description The amount per period in the currency's smallest unit (cents), as Stripe gives it
+             * @example 9900
+             */
+            unit_amount: number;
+            /**
+             * @description ISO 4217 currency code
+             * @example EUR
+             */
+            currency: string;
+            /**
+             * @example month
+             * @enum {string}
+             */
+            interval: "day" | "week" | "month" | "year";
+            /**
+             * @description Periods between charges
+             * @example 1
+             */
+            interval_count: number;
+        };
         PlanOfferDto: {
             /**
              * @example team
@@ -3574,6 +3842,8 @@ export interface components {
              * @example false
              */
             custom: boolean;
+            /** @description A paid plan's price: the configured Stripe price, or the operator's PLAN_PRICES_DISPLAY where Stripe is not configured; null for Free, Enterprise, or a price that is not known */
+            price: components["schemas"]["PlanPriceDto"] | null;
         };
         PlanCatalogDto: {
             /** @description From the smallest plan to the largest */
@@ -3662,6 +3932,188 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    EventsController_events: {
+        parameters: {
+            query?: {
+                /** @description Only these event types, comma-separated (document.uploaded, document.validated, document.signed, document.deleted, document.signing_failed, document.erp_pushed); default: all */
+                types?: string;
+                /** @description Only this document's events (its record id) */
+                document?: string;
+                /** @description Resume after this event id, for a client that cannot send the Last-Event-ID header (the header wins) */
+                last_event_id?: string;
+            };
+            header?: {
+                /** @description The id of the last event read: the stream resumes exactly after it */
+                "Last-Event-ID"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream: events as they are committed, heartbeats between them */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example retry: 2000
+                     *
+                     *     id: 1042
+                     *     event: document.validated
+                     *     data: {"id":"…","event":"document.validated",…}
+                     *
+                     *     : heartbeat
+                     */
+                    "text/event-stream": string;
+                };
+            };
+            /** @description An unknown event type, a malformed document id or Last-Event-ID */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description No credentials, or an unknown, expired or revoked API key or JWT */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description An admin JWT: tenant endpoints take tenant credentials */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Past the tenant's or the server's bound of open streams (RATE_LIMITED), past the rate limit or a quota */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    EventsV1Controller_events: {
+        parameters: {
+            query?: {
+                /** @description Only these event types, comma-separated (document.uploaded, document.validated, document.signed, document.deleted, document.signing_failed, document.erp_pushed); default: all */
+                types?: string;
+                /** @description Only this document's events (its record id) */
+                document?: string;
+                /** @description Resume after this event id, for a client that cannot send the Last-Event-ID header (the header wins) */
+                last_event_id?: string;
+            };
+            header?: {
+                /** @description The id of the last event read: the stream resumes exactly after it */
+                "Last-Event-ID"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream: events as they are committed, heartbeats between them */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example retry: 2000
+                     *
+                     *     id: 1042
+                     *     event: document.validated
+                     *     data: {"id":"…","event":"document.validated",…}
+                     *
+                     *     : heartbeat
+                     */
+                    "text/event-stream": string;
+                };
+            };
+            /** @description An unknown event type, a malformed document id or Last-Event-ID */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description No credentials, or an unknown, expired or revoked API key or JWT */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description An admin JWT: tenant endpoints take tenant credentials */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Past the tenant's or the server's bound of open streams (RATE_LIMITED), past the rate limit or a quota */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
     TenantController_whoami: {
         parameters: {
             query?: never;
@@ -4460,7 +4912,7 @@ export interface operations {
                 due_to?: string;
                 /** @description Only documents that name this business number among their references (exact) */
                 references?: string;
-                /** @description relevance (the default with `q`), uploaded (the default otherwise), issue_date, due_date or amount; documents without the field come last */
+                /** @description relevance (the default when `q` holds a digit), uploaded (the default otherwise), issue_date, due_date or amount; documents without the field come last */
                 sort?: "relevance" | "uploaded" | "issue_date" | "due_date" | "amount";
                 order?: "asc" | "desc";
             };
@@ -5253,7 +5705,7 @@ export interface operations {
                 due_to?: string;
                 /** @description Only documents that name this business number among their references (exact) */
                 references?: string;
-                /** @description relevance (the default with `q`), uploaded (the default otherwise), issue_date, due_date or amount; documents without the field come last */
+                /** @description relevance (the default when `q` holds a digit), uploaded (the default otherwise), issue_date, due_date or amount; documents without the field come last */
                 sort?: "relevance" | "uploaded" | "issue_date" | "due_date" | "amount";
                 order?: "asc" | "desc";
             };
@@ -10757,7 +11209,7 @@ export interface operations {
                 limit?: number;
                 /** @description next_cursor of the previous page (opaque) */
                 cursor?: string;
-                /** @description Exact action name */
+                /** @description Exact action name (GET /v1/audit/actions lists them with their words) */
                 action?: string;
                 /** @description A user id, an API key prefix (sdf_kXXX) or a full actor string (user:<id>, api_key:<prefix>) */
                 actor?: string;
@@ -10793,6 +11245,65 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description No access token, or an invalid, expired or revoked one (logout ends a session at once) */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description A member's token (owner or admin only), or not a signed-in user's token */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Past the tenant's rate limit (RATE_LIMITED), past a quota of the plan on the managed deployment (QUOTA_EXCEEDED), or too many failed authentications from this address; Retry-After says when to try again */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    AuditQueryController_actions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditActionListDto"];
                 };
             };
             /** @description No access token, or an invalid, expired or revoked one (logout ends a session at once) */
