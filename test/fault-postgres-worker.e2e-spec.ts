@@ -52,7 +52,7 @@ describe('PostgreSQL stopped for a minute under an idle worker (API and worker a
       `worker log during the ${OUTAGE_MS / 1000} s outage and 10 s after it:\n${lines.map((l) => JSON.stringify(l)).join('\n')}`,
     );
     expect(worker.otherLines).toEqual([]);
-    expect(lines.length).toBeLessThanOrEqual(2);
+    expect(lines.length, `the worker's lines: ${JSON.stringify(lines)}`).toBeLessThanOrEqual(2);
     const begin = lines.find(
       (l) => l.msg === 'background tasks wait: a dependency is unreachable; they retry quietly until it answers',
     );

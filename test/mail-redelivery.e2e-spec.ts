@@ -31,6 +31,8 @@ describe('a mail job run again after its mail went out (its worker died before c
     });
     await waitUntil(() => smtp.mails.length === 1, 'the mail', 15_000);
     const queue = t.app.get<Queue>(getQueueToken(QueueName.Email));
+    // The job is marked completed only after the relay has taken the mail: wait for that too.
+    await waitUntil(async () => (await queue.getCompleted()).length === 1, 'the mail job completed', 15_000);
     const [job] = await queue.getCompleted();
     expect(job).toBeDefined();
 

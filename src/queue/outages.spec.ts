@@ -62,4 +62,22 @@ describe('BackgroundOutages', () => {
     expect(said.map((s) => s.level)).toEqual(['warn', 'warn']);
     expect(said[0]!.line).toMatchObject({ affected: ['orphan sweep'] });
   });
+
+  it('says nothing more for a round that fails just after the outage was said to end, but does for one later', async () => {
+    databaseUp = false;
+    outages.failed('outbox dispatch', refused());
+    await vi.advanceTimersByTimeAsync(10_000);
+    databaseUp = true;
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(said.map((s) => s.level)).toEqual(['warn', 'log']);
+    // A connection attempt begun while the server was starting up fails after the end was said.
+    outages.failed('outbox listener', refused());
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(said.map((s) => s.level)).toEqual(['warn', 'log']);
+    // Long after the end, a failure that no probe explains is said again.
+    await vi.advanceTimersByTimeAsync(60_000);
+    outages.failed('outbox listener', refused());
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(said.map((s) => s.level)).toEqual(['warn', 'log', 'warn']);
+  });
 });

@@ -103,6 +103,12 @@ const GATHER_MS = 3_000;
 const PROBE_EVERY_MS = 2_000;
 /** A task failure that no probe explains (the dependency answered again at once) is said at most this often. */
 const BLIP_EVERY_MS = 60_000;
+/**
+ * A round that was already under way when an outage was said to end can still fail with its error (a
+ * connection attempt begun while the server was starting up): within this time after the end such a
+ * failure is the outage's tail, not news, and is not said again.
+ */
+const TAIL_MS = 30_000;
 /** Dependencies that say their own outage, once when it starts and once when it ends (RedisOutageLog). */
 const SELF_LOGGED = new Set(['redis']);
 
@@ -127,6 +133,8 @@ export class BackgroundOutages implements OnApplicationShutdown {
   private outage: BackgroundOutage | null = null;
   private timer: NodeJS.Timeout | undefined;
   private lastBlip = 0;
+  /** When the last outage that was said ended. */
+  private lastEnd = 0;
   private stopped = false;
 
   constructor(private readonly readiness: ReadinessChecks) {}
@@ -172,6 +180,14 @@ export class BackgroundOutages implements OnApplicationShutdown {
     if (down.length === 0) {
       // Every dependency answers by now: a passing fault, said as the tasks' own (at most once a minute).
       this.outage = null;
+      if (Date.now() - this.lastEnd < TAIL_MS) {
+        this.logger.debug({
+          msg: 'a background task met the end of an outage',
+          affected: [...o.affected],
+          reason: o.reason,
+        });
+        return;
+      }
       if (Date.now() - this.lastBlip < BLIP_EVERY_MS) return;
       this.lastBlip = Date.now();
       this.logger.warn({
@@ -205,6 +221,7 @@ export class BackgroundOutages implements OnApplicationShutdown {
     }
     this.outage = null;
     if (!o.said) return;
+    this.lastEnd = Date.now();
     this.logger.log({
       msg: 'background tasks resume: dependencies answer again',
       unavailable: [...o.unavailable],
