@@ -5,6 +5,7 @@ import { AuditService } from '../audit/audit.service.js';
 import { AppConfig } from '../config/app-config.js';
 import { preparedQuery } from '../database/prepared.js';
 import { AppError } from '../common/errors.js';
+import { requestContext } from '../common/request-context.js';
 import { canonicalJson, compileSchema, isSdfError, sha256Hex } from '../sdf/index.js';
 import { readSummaryMapping, type RegisteredSummaryMapping, type SummaryMapping } from '../sdf/summary.js';
 import { SCHEMA_ID_PATTERN, type CreateSchemaDto } from './dto/schema.dto.js';
@@ -16,6 +17,7 @@ export interface SchemaActor {
 }
 
 type MappingRow = Pick<RegisteredSchema, 'schema_id' | 'content_hash'> & { summary_mapping: SummaryMapping };
+type VersionRow = Pick<RegisteredSchema, 'schema_id' | 'content_hash'> & { summary_mapping: SummaryMapping | null };
 
 /** A summary mapping as sent, checked; every problem a 400 naming its field under /summary_mapping. */
 function checkSummaryMapping(value: unknown): SummaryMapping {
@@ -61,6 +63,9 @@ function scan(value: unknown, depthLimit: number): { depth: number; nul: boolean
  */
 @Injectable()
 export class SchemaRegistryService {
+  /** The versions read within a job or request (its context object), for its second ask. */
+  private readonly versionsInWork = new WeakMap<object, Map<string, Promise<VersionRow[]>>>();
+
   constructor(
     @InjectDataSource() private readonly ds: DataSource,
     private readonly audit: AuditService,
@@ -133,14 +138,7 @@ export class SchemaRegistryService {
     manager: EntityManager = this.ds.manager,
   ): Promise<boolean | null> {
     if (!schemaId || !SCHEMA_ID_PATTERN.test(schemaId)) return null;
-    // Once per validation job: a plain statement.
-    const rows = await preparedQuery<Pick<RegisteredSchema, 'content_hash'>>(
-      this.ds,
-      'sdf_schema_hashes',
-      `SELECT content_hash FROM schemas WHERE tenant_id = $1 AND schema_id = $2`,
-      [tenantId, schemaId],
-      manager,
-    );
+    const rows = await this.versionsOf(tenantId, schemaId, manager);
     if (rows.length === 0) return null;
     if (!embeddedSchemaHash) return false;
     const wanted = embeddedSchemaHash.toLowerCase();
@@ -158,27 +156,55 @@ export class SchemaRegistryService {
     manager: EntityManager = this.ds.manager,
   ): Promise<RegisteredSummaryMapping[]> {
     if (schemaId !== undefined && !SCHEMA_ID_PATTERN.test(schemaId)) return [];
-    const rows =
-      schemaId === undefined
-        ? await preparedQuery<MappingRow>(
-            this.ds,
-            'sdf_schema_mappings_all',
-            `SELECT DISTINCT ON (schema_id, content_hash) schema_id, content_hash, summary_mapping FROM schemas
-              WHERE tenant_id = $1 AND summary_mapping IS NOT NULL
-              ORDER BY schema_id, content_hash, created_at DESC, id DESC`,
-            [tenantId],
-            manager,
-          )
-        : await preparedQuery<MappingRow>(
-            this.ds,
-            'sdf_schema_mappings',
-            `SELECT DISTINCT ON (content_hash) schema_id, content_hash, summary_mapping FROM schemas
-              WHERE tenant_id = $1 AND schema_id = $2 AND summary_mapping IS NOT NULL
-              ORDER BY content_hash, created_at DESC, id DESC`,
-            [tenantId, schemaId],
-            manager,
-          );
+    if (schemaId !== undefined) {
+      // The versions come newest first within a content: the first mapping of each content is its newest.
+      const seen = new Set<string>();
+      const rows = (await this.versionsOf(tenantId, schemaId, manager)).filter(
+        (r) => r.summary_mapping !== null && !seen.has(r.content_hash) && seen.add(r.content_hash),
+      );
+      return rows.map((r) => ({ schema_id: r.schema_id, schema_sha256: r.content_hash, mapping: r.summary_mapping! }));
+    }
+    const rows = await preparedQuery<MappingRow>(
+      this.ds,
+      'sdf_schema_mappings_all',
+      `SELECT DISTINCT ON (schema_id, content_hash) schema_id, content_hash, summary_mapping FROM schemas
+        WHERE tenant_id = $1 AND summary_mapping IS NOT NULL
+        ORDER BY schema_id, content_hash, created_at DESC, id DESC`,
+      [tenantId],
+      manager,
+    );
     return rows.map((r) => ({ schema_id: r.schema_id, schema_sha256: r.content_hash, mapping: r.summary_mapping }));
+  }
+
+  /**
+   * Every registered version of `schemaId` (content hash and mapping), newest first within a content. A
+   * validation asks twice, for the mappings before it runs and for S14 `registry_match` after: within one
+   * job or request (its context) the versions are read once.
+   */
+  private versionsOf(tenantId: string, schemaId: string, manager: EntityManager): Promise<VersionRow[]> {
+    const read = () =>
+      preparedQuery<VersionRow>(
+        this.ds,
+        'sdf_schema_versions',
+        `SELECT schema_id, content_hash, summary_mapping FROM schemas
+          WHERE tenant_id = $1 AND schema_id = $2
+          ORDER BY content_hash, created_at DESC, id DESC`,
+        [tenantId, schemaId],
+        manager,
+      );
+    const work = requestContext.get();
+    if (!work || manager !== this.ds.manager) return read();
+    let versions = this.versionsInWork.get(work);
+    if (!versions) this.versionsInWork.set(work, (versions = new Map()));
+    const key = `${tenantId} ${schemaId}`;
+    let rows = versions.get(key);
+    if (!rows) {
+      rows = read();
+      versions.set(key, rows);
+      // A failed read is not kept: a second ask reads again.
+      rows.catch(() => versions.delete(key));
+    }
+    return rows;
   }
 
   /** Size, depth and F6 compilation; returns the content hash. Every failure is 400 VALIDATION_ERROR. */
