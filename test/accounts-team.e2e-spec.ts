@@ -190,6 +190,41 @@ describe('managed /v1 account: organization, profile, team, invitations, ownersh
       .expect(200);
   });
 
+  it('an address with an account in another organization is answered as a new one; its mail says why it cannot join', async () => {
+    const elsewhere = await registerVerified(t, smtp);
+    const fresh = uniqueEmail('fresh');
+    const answers = [];
+    for (const email of [elsewhere.email, fresh]) {
+      const res = await t
+        .http()
+        .post('/v1/account/team/invitations')
+        .set(bearer(ownerTokens))
+        .send({ email, role: 'member' })
+        .expect(201);
+      answers.push(Object.keys(res.body as object).sort());
+      expect(res.body).toMatchObject({ email, role: 'member' });
+    }
+    // Nothing in the answer tells the two apart, and both are listed as open.
+    expect(answers[0]).toEqual(answers[1]);
+    const open = await t.http().get('/v1/account/team/invitations').set(bearer(ownerTokens)).expect(200);
+    const emails = (open.body as { email: string }[]).map((i) => i.email);
+    expect(emails).toEqual(expect.arrayContaining([elsewhere.email, fresh]));
+
+    // The new address gets its link; the account holder a note with no link to accept.
+    expect(tokenFromMail(await mailTo(smtp, fresh))).toEqual(expect.any(String));
+    // Its first mail was the verification of its own sign-up.
+    const note = await mailTo(smtp, elsewhere.email, 2);
+    expect(note.subject).toContain('invited');
+    expect(note.text).toContain('already has an SDF account in another organization');
+    expect(note.text).not.toContain('accept-invitation');
+    expect(note.html).not.toContain('accept-invitation');
+    // The account holder's organization is unchanged.
+    const rows = (await t.ds.query(`SELECT tenant_id FROM users WHERE lower(email) = $1`, [elsewhere.email])) as {
+      tenant_id: string;
+    }[];
+    expect(rows).toEqual([{ tenant_id: elsewhere.tenantId }]);
+  });
+
   it('a password change needs the current password and ends the other sessions', async () => {
     const account = await registerVerified(t, smtp);
     const a = await login(t, account.email);

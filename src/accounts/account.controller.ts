@@ -120,15 +120,17 @@ export class AccountController {
     summary: 'Invite by mail (owner or admin with a verified address)',
     description:
       'Sends an invitation mail with a single-use link; the invitee sets a password at ' +
-      'POST /v1/auth/accept-invitation and joins with the given role. Audited.',
+      'POST /v1/auth/accept-invitation and joins with the given role. Audited. An address that has an ' +
+      'account in another organization is answered the same (the answer never tells who has an account); ' +
+      'its mail explains that an account belongs to one organization, and carries no link.',
   })
   @ApiCreatedResponse({ type: InvitationDto })
   @JsonBodyErrors('A malformed email address or an unknown role')
   @ManagersOnly(EMAIL_NOT_VERIFIED)
-  @ApiError(409, 'The address already has an account', {
-    name: 'account_exists',
+  @ApiError(409, 'The address is already a member of this organization', {
+    name: 'already_member',
     code: 'CONFLICT',
-    message: 'An account with this email already exists',
+    message: 'This address is already a member of your organization',
   })
   invite(@CurrentUser() c: Caller, @Body() body: CreateInvitationDto): Promise<InvitationDto> {
     return this.account.invite(c, body.email, body.role);

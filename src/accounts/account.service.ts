@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { QueryFailedError, type DataSource, type EntityManager } from 'typeorm';
 import { AuditService } from '../audit/audit.service.js';
 import { AppError } from '../common/errors.js';
+import { requestContext } from '../common/request-context.js';
 import { MailService } from '../email/mail.service.js';
 import { LoginThrottle } from './login-throttle.js';
 import { sha256Hex } from './secrets.js';
@@ -12,7 +13,7 @@ import type { RegisteredDto } from './dto/auth.dto.js';
 import { InvitationDto, MemberDto, OrganizationDto, type TeamDto, type UpdateProfileDto } from './dto/account.dto.js';
 import { AccountToken } from './entities/account-token.entity.js';
 import { User, type UserRole } from './entities/user.entity.js';
-import { invitationMail } from './mails.js';
+import { invitationMail, invitationToAccountHolderMail } from './mails.js';
 import { hashPassword, passwordProblems, verifyPassword } from './passwords.js';
 import { normalizeEmail } from './secrets.js';
 import { SessionsService, type ClientInfo } from './sessions.service.js';
@@ -163,10 +164,17 @@ export class AccountService {
 
   async invite(c: Caller, email: string, role: 'admin' | 'member'): Promise<InvitationDto> {
     const address = normalizeEmail(email);
+    // An account elsewhere is not said to the manager (that would tell anyone who can invite which addresses
+    // have accounts): the invitation is made as for a new address, and the mail tells the address's owner
+    // why it cannot be accepted. Looked up across organizations, outside this one's row-level scope.
+    const held = await requestContext.run({ requestId: 'invitation-address' }, () =>
+      this.accounts.findByEmail(address),
+    );
     const { invitation, token, organization } = await this.ds.transaction(async (m) => {
       await this.manager(c, { verified: true }, m);
-      if (await this.accounts.findByEmail(address, m))
-        throw AppError.conflict('An account with this email already exists');
+      // A member of this organization is in its own team list: saying so tells the manager nothing new.
+      if (held?.tenant_id === c.tenantId)
+        throw AppError.conflict('This address is already a member of your organization');
       const tenant = await m.findOneOrFail(Tenant, { where: { id: c.tenantId } });
       const raw = await this.accounts.issueToken(m, {
         tenant_id: c.tenantId,
@@ -183,9 +191,7 @@ export class AccountService {
       await this.record(m, c, 'team.invite', row.id, { email: address, role });
       return { invitation: InvitationDto.from(row), token: raw, organization: tenant.name };
     });
-    await this.mail.enqueue(
-      invitationMail(c.tenantId, address, organization, this.mail.link('app/accept-invitation', token)),
-    );
+    await this.mail.enqueue(this.invitationMailFor(c.tenantId, address, organization, token, held !== null));
     return invitation;
   }
 
@@ -223,10 +229,21 @@ export class AccountService {
       await this.record(m, c, 'team.invitation_resend', row.id, { email: row.email, replaces: old.id });
       return { invitation: InvitationDto.from(row), token: raw, organization: tenant.name };
     });
-    await this.mail.enqueue(
-      invitationMail(c.tenantId, invitation.email, organization, this.mail.link('app/accept-invitation', token)),
+    const held = await requestContext.run({ requestId: 'invitation-address' }, () =>
+      this.accounts.findByEmail(invitation.email),
     );
+    await this.mail.enqueue(this.invitationMailFor(c.tenantId, invitation.email, organization, token, held !== null));
     return invitation;
+  }
+
+  /**
+   * The invitation's mail: its link, or, for an address that has an account in another organization (an
+   * account belongs to one), why it cannot be accepted and what to do instead, with no link.
+   */
+  private invitationMailFor(tenantId: string, to: string, organization: string, token: string, held: boolean) {
+    return held
+      ? invitationToAccountHolderMail(tenantId, to, organization, this.mail.page('app/sign-in'))
+      : invitationMail(tenantId, to, organization, this.mail.link('app/accept-invitation', token));
   }
 
   /** Cancels an open invitation: its link stops working at once. */

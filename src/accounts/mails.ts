@@ -126,6 +126,44 @@ export function invitationMail(tenantId: string, to: string, organization: strin
   };
 }
 
+/**
+ * An invitation to an address that has an account in another organization: an account belongs to one
+ * organization, so it cannot join this one. The inviter is not told (it would say who has an account).
+ */
+export function invitationToAccountHolderMail(
+  tenantId: string,
+  to: string,
+  organization: string,
+  signIn: string,
+): EmailJobData {
+  return {
+    tenant_id: tenantId,
+    kind: 'invitation',
+    to,
+    message: {
+      subject: `You are invited to ${organization}`,
+      text:
+        `Someone in ${organization} invited this address to join them on the SDF service. ` +
+        'This address already has an SDF account in another organization, and an account belongs to one ' +
+        `organization, so it cannot join ${organization}.\n\n` +
+        `To work with ${organization}, ask them to invite another of your addresses. ` +
+        `Your account is unchanged; to sign in to it:\n\n${signIn}\n`,
+      html: htmlMail({
+        title: `You are invited to ${organization}`,
+        organization,
+        paragraphs: [
+          `Someone in ${organization} invited this address to join them on the SDF document service.`,
+          'This address already has an SDF account in another organization, and an account belongs to one ' +
+            `organization, so it cannot join ${organization}. To work with them, ask them to invite another of your addresses.`,
+          'Your account is unchanged.',
+        ],
+        button: { label: 'Sign in to your account', link: signIn },
+        why: `You received this mail because someone in ${organization} invited this address. If you do not expect it, ignore it.`,
+      }),
+    },
+  };
+}
+
 export function passwordResetMail(
   tenantId: string,
   to: string,

@@ -1424,7 +1424,7 @@ export interface paths {
         put?: never;
         /**
          * Invite by mail (owner or admin with a verified address)
-         * @description Sends an invitation mail with a single-use link; the invitee sets a password at POST /v1/auth/accept-invitation and joins with the given role. Audited.
+         * @description Sends an invitation mail with a single-use link; the invitee sets a password at POST /v1/auth/accept-invitation and joins with the given role. Audited. An address that has an account in another organization is answered the same (the answer never tells who has an account); its mail explains that an account belongs to one organization, and carries no link.
          */
         post: operations["AccountController_invite"];
         delete?: never;
@@ -10290,7 +10290,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description The address already has an account */
+            /** @description The address is already a member of this organization */
             409: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
