@@ -274,3 +274,36 @@ describe('the event stream through supertest', () => {
     }
   });
 });
+
+describe('GET /v1/events on the managed deployment', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await startApp({ env: { DEPLOYMENT_MODE: 'managed' } });
+    await t.app.listen(0, '127.0.0.1');
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('is the same stream under the /v1 prefix: an upload arrives on it, not on another tenant’s', async () => {
+    const base = `http://127.0.0.1:${(t.app.getHttpServer().address() as AddressInfo).port}`;
+    const [tenant, other] = [await createTenant(t), await createTenant(t)];
+    const stream = await StreamClient.open(`${base}/v1/events`, { 'X-API-Key': tenant.apiKey });
+    const foreign = await StreamClient.open(`${base}/v1/events`, { 'X-API-Key': other.apiKey });
+    try {
+      expect(stream.status).toBe(200);
+      expect(stream.headers['content-type']).toBe('text/event-stream; charset=utf-8');
+      const { archive } = await buildSdf();
+      const up = await t.http().post('/upload').set('X-API-Key', tenant.apiKey).attach('file', archive, 'a.sdf');
+      expect(up.status).toBe(201);
+      await stream.until((s) => s.events().some((e) => e.event === 'document.uploaded'), 'the upload');
+      expect(JSON.parse(stream.events().find((e) => e.event === 'document.uploaded')!.data)).toMatchObject({
+        data: { id: up.body.id },
+      });
+      expect(foreign.events()).toEqual([]);
+    } finally {
+      await Promise.all([stream.close(), foreign.close()]);
+    }
+  });
+});

@@ -1,4 +1,4 @@
-import { applyDecorators, Controller, Get, Query, Req, Res } from '@nestjs/common';
+import { applyDecorators, Controller, Get, Injectable, Query, Req, Res } from '@nestjs/common';
 import { ApiHeader, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import type { TenantAuth } from '../auth/auth-context.js';
@@ -77,11 +77,12 @@ const Stream = () =>
     ),
   );
 
-/** GET /events: the tenant's event stream. */
-@ApiTags('events')
-@TenantEndpoint()
-@Controller('events')
-export class EventsController {
+/**
+ * The stream's one handler, for both addresses below: the class decorators (tags, authentication, path)
+ * stay on the controllers, so each is declared once in the OpenAPI document.
+ */
+@Injectable()
+abstract class EventStreamEndpoint {
   constructor(private readonly stream: EventStream) {}
 
   @Get()
@@ -96,23 +97,15 @@ export class EventsController {
     await this.stream.attach(auth.tenantId, filter, res, after);
   }
 }
+
+/** GET /events: the tenant's event stream. */
+@ApiTags('events')
+@TenantEndpoint()
+@Controller('events')
+export class EventsController extends EventStreamEndpoint {}
 
 /** GET /v1/events: the same stream under the managed deployment's prefix (the portal's pages follow it). */
 @ApiTags('events')
 @TenantEndpoint()
 @Controller('v1/events')
-export class EventsV1Controller {
-  constructor(private readonly stream: EventStream) {}
-
-  @Get()
-  @Stream()
-  async events(
-    @Tenant() auth: TenantAuth,
-    @Query() query: EventsQueryDto,
-    @Req() req: Request,
-    @Res() res: Response,
-  ): Promise<void> {
-    const { filter, after } = parse(query, req);
-    await this.stream.attach(auth.tenantId, filter, res, after);
-  }
-}
+export class EventsV1Controller extends EventStreamEndpoint {}
