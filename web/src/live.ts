@@ -5,78 +5,9 @@
  * last event seen (`Last-Event-ID`). No React here: `use-live.ts` ties it to the pages' queries.
  */
 
-/** One message of the stream. */
-export interface SseMessage {
-  id?: string;
-  /** `message` when the stream names none. */
-  event: string;
-  data: string;
-}
+import { SseParser, type SseMessage } from '../../src/events/sse.js';
 
-/**
- * The WHATWG event stream format, fed text as it arrives: a message is delivered at its blank line, so
- * one cut off by a dropped connection is never delivered. Lines end in CRLF, LF or CR; a CR at the end of
- * a chunk waits for the next one (it may be half of a CRLF).
- */
-export class SseParser {
-  private buffer = '';
-  private id: string | undefined;
-  private event = '';
-  private data: string[] = [];
-  private hasData = false;
-
-  constructor(
-    private readonly handlers: {
-      onMessage: (message: SseMessage) => void;
-      onComment?: (text: string) => void;
-      onRetry?: (ms: number) => void;
-    },
-  ) {}
-
-  push(text: string): void {
-    this.buffer += text;
-    for (;;) {
-      const end = this.buffer.search(/[\r\n]/);
-      if (end < 0) return;
-      if (this.buffer[end] === '\r' && end === this.buffer.length - 1) return;
-      const width = this.buffer.startsWith('\r\n', end) ? 2 : 1;
-      const line = this.buffer.slice(0, end);
-      this.buffer = this.buffer.slice(end + width);
-      this.line(line);
-    }
-  }
-
-  private line(line: string): void {
-    if (line === '') {
-      if (this.hasData) {
-        this.handlers.onMessage({
-          ...(this.id !== undefined ? { id: this.id } : {}),
-          event: this.event || 'message',
-          data: this.data.join('\n'),
-        });
-      }
-      this.event = '';
-      this.data = [];
-      this.hasData = false;
-      return;
-    }
-    if (line.startsWith(':')) {
-      this.handlers.onComment?.(line.slice(1).trim());
-      return;
-    }
-    const colon = line.indexOf(':');
-    const field = colon < 0 ? line : line.slice(0, colon);
-    let value = colon < 0 ? '' : line.slice(colon + 1);
-    if (value.startsWith(' ')) value = value.slice(1);
-    if (field === 'data') {
-      this.data.push(value);
-      this.hasData = true;
-    } else if (field === 'event') this.event = value;
-    // The last id seen stays the stream's until another replaces it (the format's rule).
-    else if (field === 'id' && !value.includes('\0')) this.id = value;
-    else if (field === 'retry' && /^\d+$/.test(value)) this.handlers.onRetry?.(Number(value));
-  }
-}
+export { SseParser, type SseMessage };
 
 /** `open`: a stream is open; `connecting`: the first attempt or a reconnection after a drop; `down`: it cannot open. */
 export type LiveStatus = 'connecting' | 'open' | 'down';
