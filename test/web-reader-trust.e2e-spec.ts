@@ -158,7 +158,47 @@ describe('the reader: who signed, in one place; the issuer from meta.json', () =
       await expect.poll(rightEdges).toBeLessThanOrEqual(1);
       await expect.poll(() => page.getByRole('tabpanel', { name: 'Files' }).isVisible()).toBe(true);
       await page.keyboard.press('ArrowRight');
-      await expect.poll(() => page.getByRole('tab', { name: 'Document' }).getAttribute('aria-selected')).toBe('true');
+      const documentTab = page.getByRole('tab', { name: 'Document' });
+      await expect.poll(() => documentTab.getAttribute('aria-selected')).toBe('true');
+      // Back at the first tab, the row shows it whole once it has come to rest: the arrow key does not also
+      // scroll the row by the browser's own step after the focus has moved (ten still frames in a row).
+      await tablist.evaluate(
+        (el) =>
+          new Promise<void>((resolve) => {
+            const window = globalThis as unknown as { requestAnimationFrame(callback: () => void): number };
+            let last = el.scrollLeft;
+            let still = 0;
+            const frame = () => {
+              still = el.scrollLeft === last ? still + 1 : 0;
+              last = el.scrollLeft;
+              if (still >= 10) resolve();
+              else window.requestAnimationFrame(frame);
+            };
+            window.requestAnimationFrame(frame);
+          }),
+      );
+      const row = (await tablist.boundingBox())!;
+      const first = (await documentTab.boundingBox())!;
+      expect(first.x).toBeGreaterThanOrEqual(row.x - 1);
+      expect(first.x + first.width).toBeLessThanOrEqual(row.x + row.width + 1);
+      // The page, left while it was hidden behind another tab, is drawn for the width it is shown at: at 100 %
+      // it fits the phone; zoomed in, it scrolls sideways from its left edge rather than being cut off there.
+      const pages = page.getByRole('document', { name: 'Visual layer' });
+      const frame = pages.locator('.pdf-frame').first();
+      await expect.poll(() => page.getByText('1 of 1 page drawn').count(), { timeout: 20_000 }).toBe(1);
+      const box = (await pages.boundingBox())!;
+      const fitted = (await frame.boundingBox())!;
+      expect(fitted.x).toBeGreaterThanOrEqual(box.x);
+      expect(fitted.x + fitted.width).toBeLessThanOrEqual(box.x + box.width);
+      await page.getByRole('button', { name: 'Zoom in' }).click();
+      await page.getByRole('button', { name: 'Zoom in' }).click();
+      await expect.poll(() => page.getByText('150 %').count()).toBe(1);
+      await expect.poll(async () => (await frame.boundingBox())?.width ?? 0).toBeGreaterThan(fitted.width * 1.4);
+      await expect.poll(() => page.getByText('1 of 1 page drawn').count(), { timeout: 20_000 }).toBe(1);
+      expect(await pages.evaluate((el) => el.scrollLeft)).toBe(0);
+      expect((await frame.boundingBox())!.x).toBeGreaterThanOrEqual(box.x);
+      await page.getByRole('button', { name: 'Fit width' }).click();
+      await expect.poll(async () => (await frame.boundingBox())?.width ?? 0).toBeLessThanOrEqual(box.width);
       expect(await accessibilityProblems(page)).toEqual([]);
       await screenshot(page, 'reader-tabs-phone');
       expect(probe.problems).toEqual([]);

@@ -41,9 +41,14 @@ function Tabs({ tabs, current, onChange }: { tabs: [Tab, string][]; current: Tab
           onKeyDown={(event) => {
             const step = event.key === 'ArrowRight' ? 1 : event.key === 'ArrowLeft' ? -1 : 0;
             if (!step) return;
+            // The arrow keys are the tabs' own: without this the browser also scrolls the row by its default
+            // step after the focus has brought the next tab into sight, and carries it out of sight again.
+            event.preventDefault();
             const next = tabs[(index + step + tabs.length) % tabs.length]![0];
             onChange(next);
-            document.getElementById(`tab-${next}`)?.focus();
+            const target = document.getElementById(`tab-${next}`);
+            target?.focus({ preventScroll: true });
+            target?.scrollIntoView({ block: 'nearest', inline: 'nearest' });
           }}
         >
           {label}

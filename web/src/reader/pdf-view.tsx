@@ -28,6 +28,17 @@ export function PdfView({ bytes, label }: { bytes: Uint8Array; label: string }) 
   const [zoom, setZoom] = useState(1);
   const [drawn, setDrawn] = useState(0);
   const pagesRef = useRef<HTMLDivElement>(null);
+  // The width the pages are drawn for: the box's own, measured while it is shown. A box in a hidden tab
+  // measures 0 and waits to be shown; a phone turned sideways gets its pages drawn again for the new width.
+  const [width, setWidth] = useState(0);
+
+  useEffect(() => {
+    const container = pagesRef.current;
+    if (!container) return;
+    const observer = new ResizeObserver(([entry]) => setWidth(Math.floor(entry?.contentRect.width ?? 0)));
+    observer.observe(container);
+    return () => observer.disconnect();
+  }, []);
 
   useEffect(() => {
     let cancelled = false;
@@ -61,18 +72,17 @@ export function PdfView({ bytes, label }: { bytes: Uint8Array; label: string }) 
 
   useEffect(() => {
     const container = pagesRef.current;
-    if (!doc || !container) return;
+    if (!doc || !container || width === 0) return;
     let cancelled = false;
     container.replaceChildren();
     setDrawn(0);
     void (async () => {
       const pdfjs = await loadPdfJs();
-      const available = container.clientWidth || 800;
       for (let n = 1; n <= doc.numPages && !cancelled; n++) {
         const page = await doc.getPage(n);
         const base = page.getViewport({ scale: 1 });
         // Zoom 1 fits the width available (a phone gets a page it can read without scrolling sideways).
-        const scale = (Math.min(available, 900) / base.width) * zoom;
+        const scale = (Math.min(width, 900) / base.width) * zoom;
         const viewport = page.getViewport({ scale });
         const outputScale = globalThis.devicePixelRatio || 1;
         const figure = document.createElement('figure');
@@ -112,7 +122,7 @@ export function PdfView({ bytes, label }: { bytes: Uint8Array; label: string }) 
     return () => {
       cancelled = true;
     };
-  }, [doc, zoom]);
+  }, [doc, zoom, width]);
 
   if (error) {
     return (
