@@ -55,15 +55,18 @@ describe('search under row-level security: ids found with the indexes, rows read
     await t?.close();
   });
 
-  /** The statements the service sends while `work` runs. */
+  /**
+   * The statements the service sends while `work` runs on the connections that switch to the search role:
+   * the search's own, without what the service's background tasks send meanwhile on others.
+   */
   async function statementsOf(work: () => Promise<unknown>): Promise<{ text: string; values: unknown[] }[]> {
-    const seen: { text: string; values: unknown[] }[] = [];
+    const seen: { text: string; values: unknown[]; client: unknown }[] = [];
     const original = pg.Client.prototype.query as (...args: unknown[]) => unknown;
     pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
       const [q, values] = args as [string | { text: string; values?: unknown[] }, unknown[] | undefined];
       const text = typeof q === 'string' ? q : q?.text;
       if (this !== (owner as unknown) && typeof text === 'string') {
-        seen.push({ text, values: (typeof q === 'string' ? values : q.values) ?? [] });
+        seen.push({ text, values: (typeof q === 'string' ? values : q.values) ?? [], client: this });
       }
       return original.apply(this, args);
     } as typeof pg.Client.prototype.query;
@@ -72,7 +75,10 @@ describe('search under row-level security: ids found with the indexes, rows read
     } finally {
       pg.Client.prototype.query = original as typeof pg.Client.prototype.query;
     }
-    return seen;
+    const searching = new Set(
+      seen.filter((s) => s.text.trim() === `SET LOCAL ROLE ${SEARCH_ROLE}`).map((s) => s.client),
+    );
+    return seen.filter((s) => searching.has(s.client)).map(({ text, values }) => ({ text, values }));
   }
 
   it('an exact-number search finds its document, its ids found as the search role with the trigram index', async () => {

@@ -32,6 +32,13 @@ describe('PostgreSQL stopped for a minute under an idle worker (API and worker a
     const statusOf = async (id: string) =>
       ((await api.http().get(`/sdf/${id}`).set(key)).body as { status: string }).status;
     await waitUntil(async () => (await statusOf(first.body.id as string)) === 'valid', 'a document validated', 30_000);
+    // The worker says so after its commit, and its output is read as it comes: the line is waited for, so
+    // that it is not taken for a line said during the outage.
+    await worker.waitForLog(
+      (l) => l.msg === 'validated' && l.id === first.body.id,
+      "the worker's line for the validated document",
+      30_000,
+    );
 
     const mark = worker.logs.length;
     await cluster.postgres.stop();
