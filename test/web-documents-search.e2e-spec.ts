@@ -256,7 +256,7 @@ describe('finding documents in the pages: search as you type, filters in the add
           main.querySelector('[role=tabpanel]#panel-details').remove();
           return main.outerHTML;
         })()`)) as string;
-        expect(outside).toContain('Invoice INV-2026-00142');
+        expect(outside).toContain('INV-2026-00142');
         expect(outside).not.toContain(stored.invoice!.id);
         expect(outside).not.toContain(stored.invoice!.fileId);
         // Details: both ids, each named for what it is.
@@ -269,6 +269,13 @@ describe('finding documents in the pages: search as you type, filters in the add
           expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(
             await page.evaluate('innerWidth'),
           );
+          // The heading wraps between words, never inside the number (an inline box broken over two lines
+          // has two rectangles).
+          const number = page.getByRole('heading', { level: 1 }).getByText('INV-2026-00142', { exact: true });
+          expect(await number.evaluate((el) => el.getClientRects().length)).toBe(1);
+          expect(
+            await page.getByRole('heading', { level: 1 }).evaluate((el) => el.getClientRects()[0]!.height),
+          ).toBeGreaterThan(1.5 * (await number.evaluate((el) => el.getBoundingClientRect().height)));
         }
         await screenshot(page, width === 1280 ? 'document-page-summary' : 'document-page-narrow');
 

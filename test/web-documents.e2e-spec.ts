@@ -124,7 +124,10 @@ describe('the documents pages at /app/documents, self-hosted, signed in with an 
         await valid.getByRole('link').click();
         await page.locator('canvas[data-page="1"]').waitFor({ timeout: 20_000 });
         await page.getByRole('heading', { level: 1, name: 'Invoice INV-2026-00142 · Acme Supplies GmbH' }).waitFor();
-        await expect.poll(() => page.getByTestId('summary').textContent()).toContain('INV-2026-00142');
+        // What it is, said once: in the page's head, not again above the file's parts.
+        await expect.poll(() => page.getByTestId('document-summary').textContent()).toContain('Mar 15, 2026');
+        expect(await page.getByTestId('document-summary').textContent()).toContain('€1,713.60');
+        expect(await page.getByTestId('summary').count()).toBe(0);
         await page.getByRole('tab', { name: 'Data' }).click();
         await page.getByRole('tabpanel').getByText('Acme Supplies GmbH').first().waitFor();
         await accessible(page);

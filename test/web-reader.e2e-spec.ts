@@ -207,6 +207,9 @@ describe('the reader at /app/read: the format core in the browser', () => {
       const summary = probe.page.getByTestId('summary');
       await expect.poll(() => summary.textContent()).toContain('INV-2026-00142');
       expect(await summary.textContent()).toMatch(/1,713\.60/);
+      // Its date as the documents pages write one, not as data.json holds it.
+      expect(await summary.textContent()).toContain('Mar 15, 2026');
+      expect(await summary.textContent()).not.toContain('2026-03-15');
       // The first page is drawn: its canvas holds pixels that are not white.
       const canvas = probe.page.locator('canvas[data-page="1"]');
       await canvas.waitFor();

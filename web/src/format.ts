@@ -82,3 +82,12 @@ export function formatDateTime(iso: string | null | undefined): string {
     ? iso
     : new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' }).format(date);
 }
+
+/** A calendar date (YYYY-MM-DD) as the reader's locale writes it; the day itself, whatever the time zone. */
+export function formatDay(date: string | null | undefined): string {
+  if (!date) return '—';
+  const day = new Date(`${date}T00:00:00Z`);
+  return Number.isNaN(day.getTime())
+    ? date
+    : new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeZone: 'UTC' }).format(day);
+}

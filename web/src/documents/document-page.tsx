@@ -3,14 +3,14 @@ import { useEffect, useRef, useState } from 'react';
 import { Link, useLocation } from 'wouter';
 import { api, unwrap } from '../api/client.js';
 import { download } from '../download.js';
-import { formatBytes, formatDateTime } from '../format.js';
+import { formatBytes, formatDateTime, formatDay } from '../format.js';
 import { readArchive } from '../reader/engine.js';
 import { OutcomeView } from '../reader/outcome-view.js';
 import { fetchJwks } from '../reader/trust.js';
 import { useAwaitedEvent, useLiveStatus } from '../use-live.js';
 import { ErpPushes } from './erp-pushes.js';
 import { ProblemNotice, StatusBadge } from './status.js';
-import { NamedBy, ReferenceLink, documentTitle, formatDay, formatTotal, wordsFor } from './summary.js';
+import { NamedBy, ReferenceLink, WholeNumbers, documentTitle, formatTotal, wordsFor } from './summary.js';
 import './documents.css';
 
 /** One stored document: its record, the reader's views on the stored bytes, and what can be done to it. */
@@ -109,7 +109,7 @@ export function DocumentPage({ id }: { id: string }) {
       </p>
       <div className="page-head">
         <h1 tabIndex={-1} className="doc-title">
-          {documentTitle(doc)}
+          <WholeNumbers text={documentTitle(doc)} />
         </h1>
         <StatusBadge status={doc.status} />
       </div>
@@ -213,6 +213,7 @@ export function DocumentPage({ id }: { id: string }) {
         <OutcomeView
           outcome={outcome.data}
           fileName={fileName}
+          showSummary={false}
           record={
             <dl className="fields compact" data-testid="record">
               <div>

@@ -5,15 +5,6 @@ import { formatAmount, formatDateTime, humanKey } from '../format.js';
 
 export type Summary = Schemas['DocumentSummaryDto'];
 
-/** A calendar date (YYYY-MM-DD) as the reader's locale writes it; the day itself, whatever the time zone. */
-export function formatDay(date: string | null | undefined): string {
-  if (!date) return '—';
-  const day = new Date(`${date}T00:00:00Z`);
-  return Number.isNaN(day.getTime())
-    ? date
-    : new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeZone: 'UTC' }).format(day);
-}
-
 /** The gross total by its currency ("€1,713.60"), or a dash. */
 export function formatTotal(summary: Summary | null | undefined): string {
   if (!summary?.amount) return '—';
@@ -38,6 +29,29 @@ export function documentTitle(doc: { document_type: string | null; summary: Summ
   const party = doc.summary?.issuer ?? doc.summary?.counterparty;
   return party ? `${title} · ${party}` : title;
 }
+
+/**
+ * Text in which business numbers ("INV-2026-00142") are not broken at their hyphens when the line wraps:
+ * each word holding a hyphen, up to a phone's width of them, is kept on one line.
+ */
+export function WholeNumbers({ text }: { text: string }) {
+  return (
+    <>
+      {text.split(/(\s+)/).map((part, index) =>
+        part.includes('-') && part.length <= UNBROKEN_MAX ? (
+          <span key={index} className="unbroken">
+            {part}
+          </span>
+        ) : (
+          part
+        ),
+      )}
+    </>
+  );
+}
+
+/** Longer words than this may still break: on a 375 px phone they would run out of the page otherwise. */
+const UNBROKEN_MAX = 20;
 
 /** How the other party and the due date are called for the types people know. */
 const WORDS: Record<string, { counterparty: string; due: string }> = {
@@ -73,7 +87,7 @@ export function ReferenceLink({ reference, self }: { reference: string; self: st
   const one = exact.length === 1 ? exact[0]! : null;
   return (
     <Link href={one ? `/documents/${one.id}` : searchHref(reference)} data-testid="reference-link">
-      {one?.summary ? one.summary.title : reference}
+      <WholeNumbers text={one?.summary ? one.summary.title : reference} />
     </Link>
   );
 }

@@ -1,5 +1,5 @@
 import { summarize } from '../../../src/sdf/summary.js';
-import { formatAmount } from '../format.js';
+import { formatAmount, formatDay } from '../format.js';
 import { KEY_SHOWN, cut, type Fact } from './data-prepare.js';
 
 /**
@@ -21,7 +21,7 @@ export function summaryOf(data: unknown, meta: unknown): Fact[] {
       value: Number.isFinite(amount) ? formatAmount(amount, summary.currency) : summary.amount,
     });
   }
-  if (summary.issue_date) facts.push({ label: 'Issued', value: summary.issue_date });
-  if (summary.due_date) facts.push({ label: 'Due', value: summary.due_date });
+  if (summary.issue_date) facts.push({ label: 'Issued', value: formatDay(summary.issue_date) });
+  if (summary.due_date) facts.push({ label: 'Due', value: formatDay(summary.due_date) });
   return facts;
 }

@@ -76,6 +76,7 @@ export function OutcomeView({
   trust,
   trustedBy,
   record,
+  showSummary = true,
 }: {
   outcome: ReadOutcome;
   fileName: string;
@@ -85,6 +86,11 @@ export function OutcomeView({
   trustedBy?: string | null;
   /** What the service holds about a stored file (its id, when it came), shown first under Details. */
   record?: ReactNode;
+  /**
+   * Whether to show the summary read from data.json above the parts: the reader does; the documents page
+   * says the same facts in its own head (the service's summary, made by the same summarize()), once.
+   */
+  showSummary?: boolean;
 }) {
   const { result, entries } = outcome;
   const [tab, setTab] = useState<Tab>('document');
@@ -107,7 +113,7 @@ export function OutcomeView({
   return (
     <div className="outcome">
       <Verdict result={result} trustedBy={trustedBy ?? null} trust={trust} />
-      {data.kind === 'ready' && data.summary.length > 0 && (
+      {showSummary && data.kind === 'ready' && data.summary.length > 0 && (
         <dl className="summary" data-testid="summary">
           {data.summary.map((fact) => (
             <div key={fact.label}>
