@@ -135,6 +135,37 @@ describe('native inflate for the reader', () => {
       }
     });
 
+    it("copies a long stored head (a scan's image) and leaves the CRC-32 to the core, answering as zlib does", async () => {
+      const image = randomBytes(1_300_000);
+      const storedHead = zlib.deflateRawSync(image, { level: 0, finishFlush: zlib.constants.Z_SYNC_FLUSH });
+      // The image alone; the image with compressed text after it (whose matches may reach back into the
+      // image); the same with bytes after the end; the image followed by a bomb; a stream cut short.
+      const whole = zlib.deflateRawSync(image, { level: 0 });
+      // The text's deflater starts from the image's last 32 KB, as one deflater writing both would, so its
+      // matches reach back into the stored blocks.
+      const tail = zlib.deflateRawSync(Buffer.concat([image.subarray(-20_000), text]), {
+        dictionary: image.subarray(-32_768),
+      });
+      const mixed = Buffer.concat([storedHead, tail]);
+      const data = (compressed: Buffer) => zlib.inflateRawSync(compressed);
+      const cases: [Buffer, number, number][] = [
+        [whole, image.length + 1, image.length],
+        [mixed, data(mixed).length + 1, data(mixed).length],
+        [mixed, data(mixed).length + 1, data(mixed).length - 5],
+        [mixed, data(mixed).length + 1, data(mixed).length + 5],
+        [Buffer.concat([mixed, Buffer.from('trailing bytes')]), data(mixed).length + 1, data(mixed).length],
+        [Buffer.concat([storedHead, deflateBomb(64)]), 4 * 1024 * 1024, 2_000_000],
+        [whole.subarray(0, whole.length - 1000), image.length + 1, image.length],
+      ];
+      for (const [compressed, max, size] of cases) {
+        const expected = await outcome(node(compressed, max));
+        const got = await entry(compressed, max, size, 0);
+        // Never "checked": the core sums the CRC-32 and compares the size, as on zlib's output.
+        expect(got.checked ?? false).toBe(false);
+        expect(got.code ? { code: got.code } : got.failed ? { failed: true } : { bytes: got.bytes }).toEqual(expected);
+      }
+    });
+
     it('stops a bomb at the bound, and refuses what is not Deflate', async () => {
       expect(await entry(deflateBomb(64), 1024 * 1024, 1000, 0)).toEqual({ code: 'ERR_BUFFER_TOO_LARGE' });
       const cut = zlib.deflateRawSync(text).subarray(0, 1000);

@@ -32,13 +32,13 @@ export async function inflateRawNative(
   sizeHint: number,
 ): Promise<Buffer> {
   if (storedBlockAt(compressed, 0) || typeof DecompressionStream === 'undefined') {
-    return inflateRawSync(compressed, { maxOutputLength });
+    return inflateRawSync(compressed, { maxOutputLength, chunkSize: sizeHint });
   }
   try {
     return await inflateNative('deflate-raw', compressed, maxOutputLength, sizeHint);
   } catch (error) {
     if (error instanceof BufferTooLarge) throw error;
-    return inflateRawSync(compressed, { maxOutputLength });
+    return inflateRawSync(compressed, { maxOutputLength, chunkSize: sizeHint });
   }
 }
 
@@ -66,6 +66,11 @@ export async function inflateEntryNative(
   sizeHint: number,
   crc32: number,
 ): Promise<Buffer | CheckedOutput> {
+  // Data that did not compress (a scan's image) is a long run of stored blocks: their payloads are copied
+  // from the archive straight into the output and the core sums the CRC-32, one copy and one pass, where
+  // the decoder makes two copies (into its 16 KB output chunks, then into one buffer) and hands over each
+  // chunk on its own.
+  if (storedRunPayload(compressed) >= STORED_DIRECT) return inflateRawNative(compressed, maxOutputLength, sizeHint);
   if (await gzipEndsStrictly()) {
     const trailer = new Uint8Array(8);
     const view = new DataView(trailer.buffer);
@@ -117,6 +122,20 @@ export async function inflateZlibNative(compressed: Uint8Array, maxOutputLength:
     if (error instanceof BufferTooLarge) throw error;
     return inflateSync(compressed, { maxOutputLength });
   }
+}
+
+/** From this many bytes of stored blocks at an entry's head, they are copied rather than decoded. */
+const STORED_DIRECT = 1024 * 1024;
+
+/** The bytes the whole stored blocks at the head of raw Deflate data carry. */
+function storedRunPayload(data: Uint8Array): number {
+  let payload = 0;
+  for (let at = 0, end = storedRunEnd(data, 0); at < end;) {
+    const length = data[at + 1]! | (data[at + 2]! << 8);
+    payload += length;
+    at += 5 + length;
+  }
+  return payload;
 }
 
 const storedBlockAt = (data: Uint8Array, at: number): boolean => data.length > at && ((data[at]! >> 1) & 3) === 0;

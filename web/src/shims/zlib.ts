@@ -7,6 +7,7 @@ import { Inflate } from 'fflate';
 
 interface InflateOptions {
   maxOutputLength?: number;
+  /** Node's output chunk size; here the expected output size (an archive entry's declared size). */
   chunkSize?: number;
 }
 
@@ -77,17 +78,24 @@ function inflateRaw(
       break;
     }
   }
-  const head = Buffer.allocUnsafe(total);
+  // The output in one piece when its size is known (an entry's declared size): the stored head goes
+  // straight to its place, and what follows it after; otherwise the head alone, joined with the rest below.
+  const expected = options.chunkSize ?? 0;
+  const head = Buffer.allocUnsafe(expected > total && expected <= max ? expected : total);
   for (let at = 0, p = start; p < pos;) {
     const length = input[p + 1]! | (input[p + 2]! << 8);
     head.set(input.subarray(p + 5, p + 5 + length), at);
     at += length;
     p += 5 + length;
   }
-  if (final) return { out: head, end: pos };
-  const dictionary = total > 0 ? head.subarray(Math.max(0, total - 32768)) : undefined;
+  if (final) return { out: head.subarray(0, total), end: pos };
+  const dictionary = total > 0 ? head.subarray(Math.max(0, total - 32768), total) : undefined;
   const rest = run(new Inflate({ dictionary }), input.subarray(pos), { maxOutputLength: max - total });
   if (total === 0) return { out: rest, end: null };
+  if (total + rest.length <= head.length) {
+    head.set(rest, total);
+    return { out: head.subarray(0, total + rest.length), end: null };
+  }
   const out = Buffer.allocUnsafe(total + rest.length);
   out.set(head, 0);
   out.set(rest, total);
