@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildSdf, invoiceData, invoiceMeta } from '../src/sdf/testing/build-sdf.js';
+import { requestContext } from '../src/common/request-context.js';
 import { startApp, type TestApp } from './helpers/app.js';
 import { bearer, login, registerVerified, type Account, type Tokens } from './helpers/accounts.js';
 import { upload, waitForFinal } from './helpers/documents.js';
@@ -170,14 +171,23 @@ describe('GET /v1/audit names what it records: document titles, people, keys, th
   });
 
   it('resolves names with one statement per kind for a whole page', async () => {
+    // The page's own statements: those made for its request id, not the background tasks' meanwhile.
+    const requestId = `audit-names-${randomUUID()}`;
     const statements: string[] = [];
     const original = t.ds.query.bind(t.ds);
     t.ds.query = ((sql: string, params?: unknown[]) => {
-      statements.push(sql);
+      if (requestContext.get()?.requestId === requestId) statements.push(sql);
       return original(sql, params);
     }) as typeof t.ds.query;
     try {
-      const entries = (await page()).body.entries as Entry[];
+      const response = await t
+        .http()
+        .get('/v1/audit')
+        .query({ limit: 200 })
+        .set({ ...bearer(a.tokens), 'X-Request-Id': requestId })
+        .expect(200);
+      expect(response.headers['x-request-id']).toBe(requestId);
+      const entries = response.body.entries as Entry[];
       expect(entries.length).toBeGreaterThan(10);
     } finally {
       t.ds.query = original;
