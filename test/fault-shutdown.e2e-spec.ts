@@ -103,7 +103,10 @@ describe('SIGTERM: a bounded drain, exit 0; what an API process killed leaves, a
     // Below an orchestrator's usual 10 s grace, however slow the slowest client.
     expect(drainMs).toBeLessThan(9_500);
     const outcomes = await Promise.all(uploads.map((u) => u.outcome));
-    for (const o of outcomes) expect(o.kind === 'answer' || o.kind === 'refused').toBe(true);
+    // Any other outcome says what it was, with the drain's length and what the process said meanwhile.
+    const said = () => `drain ${drainMs} ms; the API's lines: ${JSON.stringify(api.logs.slice(-20))}`;
+    for (const o of outcomes)
+      expect(o.kind === 'answer' || o.kind === 'refused', `${JSON.stringify(o)}; ${said()}`).toBe(true);
     const answered = outcomes.filter((o): o is Extract<Outcome, { kind: 'answer' }> => o.kind === 'answer');
     expect(answered.length).toBe(32);
     for (const a of answered) expect(a.status).toBe(201);
