@@ -1,10 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { Queue } from 'bullmq';
 import pg from 'pg';
 import type { Test } from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { QueueName } from '../src/queue/queues.js';
 import { openArchive } from '../src/sdf/index.js';
+import { deliveryJobId } from '../src/webhooks/jobs/delivery-job.js';
 import {
   configureBody,
   erpInvoices,
@@ -256,6 +259,32 @@ describe('a worker killed (SIGKILL) in the middle of validations, signings, webh
         [undelivered()],
       );
       console.log(`events not delivered:\n${missing.rows.map((row) => JSON.stringify(row)).join('\n')}`);
+      // And where their delivery jobs are: waiting, delayed for a retry, active, failed (and why).
+      const hooks = await db.query<{ id: string }>(`SELECT id FROM webhooks`);
+      const queue = new Queue(QueueName.WebhookDelivery, { connection: { url: cluster.redis.url }, prefix: 'sdf' });
+      queue.on('error', () => undefined);
+      try {
+        for (const event of undelivered()) {
+          for (const hook of hooks.rows) {
+            const job = await queue.getJob(deliveryJobId(event, hook.id));
+            const state = job ? await job.getState() : 'absent';
+            console.log(
+              `delivery job of ${event} to ${hook.id}: ${state}`,
+              job
+                ? JSON.stringify({
+                    attemptsMade: job.attemptsMade,
+                    stalledCounter: job.stalledCounter,
+                    failedReason: job.failedReason,
+                    processedOn: job.processedOn,
+                    finishedOn: job.finishedOn,
+                  })
+                : '',
+            );
+          }
+        }
+      } finally {
+        await queue.close();
+      }
       throw error;
     }
     const byDelivery = new Map<string, Buffer[]>();
