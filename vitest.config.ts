@@ -45,6 +45,10 @@ const e2e = {
   globalSetup: ['test/global-setup.ts'],
   testTimeout: 60_000,
   hookTimeout: 120_000,
+  // expect.poll asks again until its condition holds: a page or a process answers when the machine gets
+  // to it, which under a full suite can take longer than the default second. Waiting longer changes no
+  // condition; a poll that needs another bound names its own.
+  expect: { poll: { timeout: 15_000 } },
 };
 
 export default defineConfig({
