@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -56,35 +57,40 @@ describe('search under row-level security: ids found with the indexes, rows read
   });
 
   /**
-   * The statements the service sends while `work` runs on the connections that switch to the search role:
-   * the search's own, without what the service's background tasks send meanwhile on others.
+   * The statements the service sends for the requests `work` makes with the request id it is given: the
+   * search's own, without what the service's background tasks send meanwhile (on any connection, one a
+   * search used before among them).
    */
-  async function statementsOf(work: () => Promise<unknown>): Promise<{ text: string; values: unknown[] }[]> {
-    const seen: { text: string; values: unknown[]; client: unknown }[] = [];
+  async function statementsOf(
+    work: (requestId: string) => Promise<unknown>,
+  ): Promise<{ text: string; values: unknown[] }[]> {
+    const requestId = `search-statements-${randomUUID()}`;
+    const seen: { text: string; values: unknown[] }[] = [];
     const original = pg.Client.prototype.query as (...args: unknown[]) => unknown;
     pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
       const [q, values] = args as [string | { text: string; values?: unknown[] }, unknown[] | undefined];
       const text = typeof q === 'string' ? q : q?.text;
-      if (this !== (owner as unknown) && typeof text === 'string') {
-        seen.push({ text, values: (typeof q === 'string' ? values : q.values) ?? [], client: this });
+      if (requestContext.get()?.requestId === requestId && typeof text === 'string') {
+        seen.push({ text, values: (typeof q === 'string' ? values : q.values) ?? [] });
       }
       return original.apply(this, args);
     } as typeof pg.Client.prototype.query;
     try {
-      await work();
+      await work(requestId);
     } finally {
       pg.Client.prototype.query = original as typeof pg.Client.prototype.query;
     }
-    const searching = new Set(
-      seen.filter((s) => s.text.trim() === `SET LOCAL ROLE ${SEARCH_ROLE}`).map((s) => s.client),
-    );
-    return seen.filter((s) => searching.has(s.client)).map(({ text, values }) => ({ text, values }));
+    return seen;
   }
 
   it('an exact-number search finds its document, its ids found as the search role with the trigram index', async () => {
     const wanted = number(4242);
-    const statements = await statementsOf(async () => {
-      const res = await t.http().get('/list').query({ q: wanted }).set({ 'X-API-Key': a.apiKey });
+    const statements = await statementsOf(async (requestId) => {
+      const res = await t
+        .http()
+        .get('/list')
+        .query({ q: wanted })
+        .set({ 'X-API-Key': a.apiKey, 'X-Request-Id': requestId });
       expect(res.status, JSON.stringify(res.body)).toBe(200);
       const found = res.body.documents as { summary: { number: string } }[];
       expect(found.map((d) => d.summary.number)).toEqual([wanted]);
@@ -145,14 +151,14 @@ describe('search under row-level security: ids found with the indexes, rows read
         [a.id],
       );
       const pages: string[][] = [];
-      const statements = await statementsOf(async () => {
+      const statements = await statementsOf(async (requestId) => {
         let cursor: string | undefined;
         for (let page = 0; page < 2; page++) {
           const res = await t
             .http()
             .get('/list')
             .query({ ...query, limit: 20, ...(cursor ? { cursor } : {}) })
-            .set({ 'X-API-Key': a.apiKey });
+            .set({ 'X-API-Key': a.apiKey, 'X-Request-Id': requestId });
           expect(res.status, JSON.stringify(res.body)).toBe(200);
           pages.push((res.body.documents as { id: string }[]).map((d) => d.id));
           cursor = res.body.next_cursor as string;

@@ -70,7 +70,9 @@ export async function inflateEntryNative(
   // from the archive straight into the output and the core sums the CRC-32, one copy and one pass, where
   // the decoder makes two copies (into its 16 KB output chunks, then into one buffer) and hands over each
   // chunk on its own.
-  if (storedRunPayload(compressed) >= STORED_DIRECT) return inflateRawNative(compressed, maxOutputLength, sizeHint);
+  if (storedRunPayload(compressed) >= STORED_DIRECT) {
+    return inflateRawSync(compressed, { maxOutputLength, chunkSize: sizeHint });
+  }
   if (await gzipEndsStrictly()) {
     const trailer = new Uint8Array(8);
     const view = new DataView(trailer.buffer);

@@ -18,6 +18,9 @@ function loadPdfJs(): Promise<PdfJs> {
 
 const ZOOMS = [0.5, 0.75, 1, 1.25, 1.5, 2, 3];
 
+/** The widest a page is drawn at 100 %, however wide the window. */
+const MAX_PAGE_WIDTH = 900;
+
 /**
  * The visual layer drawn by pdf.js with scripting, eval and XFA off: canvases with a text layer over
  * them, so text can be selected and copied. Pages are drawn one after the other, the first first.
@@ -28,14 +31,17 @@ export function PdfView({ bytes, label }: { bytes: Uint8Array; label: string }) 
   const [zoom, setZoom] = useState(1);
   const [drawn, setDrawn] = useState(0);
   const pagesRef = useRef<HTMLDivElement>(null);
-  // The width the pages are drawn for: the box's own, measured while it is shown. A box in a hidden tab
-  // measures 0 and waits to be shown; a phone turned sideways gets its pages drawn again for the new width.
+  // The width the pages are drawn for: the box's own, measured while it is shown, up to MAX_PAGE_WIDTH. A
+  // box in a hidden tab measures 0 and waits to be shown; a phone turned sideways gets its pages drawn
+  // again for the new width, and a wide window resized above that width draws nothing again.
   const [width, setWidth] = useState(0);
 
   useEffect(() => {
     const container = pagesRef.current;
     if (!container) return;
-    const observer = new ResizeObserver(([entry]) => setWidth(Math.floor(entry?.contentRect.width ?? 0)));
+    const observer = new ResizeObserver(([entry]) =>
+      setWidth(Math.min(MAX_PAGE_WIDTH, Math.floor(entry?.contentRect.width ?? 0))),
+    );
     observer.observe(container);
     return () => observer.disconnect();
   }, []);
@@ -82,7 +88,7 @@ export function PdfView({ bytes, label }: { bytes: Uint8Array; label: string }) 
         const page = await doc.getPage(n);
         const base = page.getViewport({ scale: 1 });
         // Zoom 1 fits the width available (a phone gets a page it can read without scrolling sideways).
-        const scale = (Math.min(width, 900) / base.width) * zoom;
+        const scale = (width / base.width) * zoom;
         const viewport = page.getViewport({ scale });
         const outputScale = globalThis.devicePixelRatio || 1;
         const figure = document.createElement('figure');

@@ -97,7 +97,7 @@ function inflateRaw(
     return { out: head.subarray(0, total + rest.length), end: null };
   }
   const out = Buffer.allocUnsafe(total + rest.length);
-  out.set(head, 0);
+  out.set(head.subarray(0, total), 0);
   out.set(rest, total);
   return { out, end: null };
 }
