@@ -1,3 +1,4 @@
+import { createSecretKey, type KeyObject } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 
 export interface TenantClaims {
@@ -27,6 +28,27 @@ export interface AdminClaims {
 
 export type TokenFailure = 'invalid' | 'expired';
 
+/** The HMAC keys made from secrets so far; a process uses a few (its JWT and admin secrets). */
+const hmacKeys = new Map<string, KeyObject>();
+const HMAC_KEYS_KEPT = 16;
+
+/**
+ * A secret as the HMAC key object jsonwebtoken signs and verifies HS256 with. Given the string itself,
+ * jsonwebtoken first tries to read it as a PEM key on every call and falls back to a secret key once
+ * that throws: about 0.35 ms of CPU per token signed or checked, against 6 µs with a key object. The
+ * token is the same either way (the key is the secret's UTF-8 bytes, as jsonwebtoken makes it), and a
+ * secret key object is still refused for any algorithm but HS*.
+ */
+export function hmacKey(secret: string): KeyObject {
+  let key = hmacKeys.get(secret);
+  if (!key) {
+    if (hmacKeys.size >= HMAC_KEYS_KEPT) hmacKeys.clear();
+    key = createSecretKey(Buffer.from(secret, 'utf8'));
+    hmacKeys.set(secret, key);
+  }
+  return key;
+}
+
 /** S6: tenant JWT, HS256, claims tenant_id, sub, iat, exp. */
 export function signTenantToken(
   secret: string,
@@ -38,7 +60,7 @@ export function signTenantToken(
   const extra = claims.sid
     ? { sid: claims.sid, role: claims.role, ...(claims.unverified ? { unverified: true } : {}) }
     : {};
-  return jwt.sign({ tenant_id: claims.tenant_id, ...extra }, secret, {
+  return jwt.sign({ tenant_id: claims.tenant_id, ...extra }, hmacKey(secret), {
     algorithm: 'HS256',
     subject: claims.sub,
     expiresIn: ttlSeconds,
@@ -47,13 +69,13 @@ export function signTenantToken(
 
 /** S6: admin JWT, HS256 with the admin secret, claims sub, role "admin", iat, exp. */
 export function signAdminToken(secret: string, subject: string, ttlSeconds: number): string {
-  return jwt.sign({ role: 'admin' }, secret, { algorithm: 'HS256', subject, expiresIn: ttlSeconds });
+  return jwt.sign({ role: 'admin' }, hmacKey(secret), { algorithm: 'HS256', subject, expiresIn: ttlSeconds });
 }
 
 function verify(token: string, secret: string): Record<string, unknown> | TokenFailure {
   try {
     // Pinning the algorithm keeps `alg: none` and RS/HS confusion out.
-    const payload = jwt.verify(token, secret, { algorithms: ['HS256'] });
+    const payload = jwt.verify(token, hmacKey(secret), { algorithms: ['HS256'] });
     return typeof payload === 'object' && payload !== null ? (payload as Record<string, unknown>) : 'invalid';
   } catch (err) {
     return err instanceof jwt.TokenExpiredError ? 'expired' : 'invalid';

@@ -6,6 +6,7 @@ import type { Queue } from 'bullmq';
 import type { Application, NextFunction, Request, Response } from 'express';
 import type { Redis } from 'ioredis';
 import jwt from 'jsonwebtoken';
+import { hmacKey } from '../auth/tokens.js';
 
 /**
  * The operators' queue dashboard (bull-board), a plain express mount beside the controllers: it has
@@ -27,7 +28,7 @@ function dashboardKey(adminSecret: string): string {
 }
 
 export function signDashboardLink(adminSecret: string, subject: string): string {
-  return jwt.sign({ jti: randomUUID() }, dashboardKey(adminSecret), {
+  return jwt.sign({ jti: randomUUID() }, hmacKey(dashboardKey(adminSecret)), {
     algorithm: 'HS256',
     audience: LINK_AUDIENCE,
     subject,
@@ -37,7 +38,7 @@ export function signDashboardLink(adminSecret: string, subject: string): string 
 
 function verify(token: string, adminSecret: string, audience: string): jwt.JwtPayload | null {
   try {
-    const payload = jwt.verify(token, dashboardKey(adminSecret), { algorithms: ['HS256'], audience });
+    const payload = jwt.verify(token, hmacKey(dashboardKey(adminSecret)), { algorithms: ['HS256'], audience });
     return typeof payload === 'object' ? payload : null;
   } catch {
     return null;
@@ -96,7 +97,7 @@ export function queueDashboard(options: DashboardOptions) {
     const claimed = await options.redis.set(options.usedLinkKey(link.jti), '1', 'EX', ttl, 'NX');
     if (claimed !== 'OK') return unauthorized(res, 'This dashboard link has been used already');
     await options.onLogin?.(link.sub, req);
-    const session = jwt.sign({}, dashboardKey(options.adminSecret), {
+    const session = jwt.sign({}, hmacKey(dashboardKey(options.adminSecret)), {
       algorithm: 'HS256',
       audience: SESSION_AUDIENCE,
       subject: link.sub,
