@@ -1,7 +1,8 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { describe, expect, it } from 'vitest';
-import { hmacKey, signAdminToken, signTenantToken, verifyAdminToken, verifyTenantToken } from './tokens.js';
+import { hmacKey } from '../common/hmac-key.js';
+import { signAdminToken, signTenantToken, verifyAdminToken, verifyTenantToken } from './tokens.js';
 
 const secret = randomBytes(32).toString('hex');
 const TTL = 3600;

@@ -6,7 +6,7 @@ import type { Queue } from 'bullmq';
 import type { Application, NextFunction, Request, Response } from 'express';
 import type { Redis } from 'ioredis';
 import jwt from 'jsonwebtoken';
-import { hmacKey } from '../auth/tokens.js';
+import { hmacKey } from '../common/hmac-key.js';
 
 /**
  * The operators' queue dashboard (bull-board), a plain express mount beside the controllers: it has
