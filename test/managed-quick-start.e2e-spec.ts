@@ -491,5 +491,7 @@ describe('managed quick start with the stand-ins', () => {
     expect(standInsOutput()).toMatch(
       /^sap: POST \/sap\/opu\/odata\/sap\/API_SUPPLIERINVOICE_PROCESS_SRV\/A_SupplierInvoice -> 201$/m,
     );
-  });
+    // Two programs started, an upload validated and a push settled: each wait is bounded at a minute above,
+    // so the whole is given room for both.
+  }, 180_000);
 });
