@@ -94,8 +94,14 @@ describe('the event stream with two API and two worker processes', () => {
     watcher.stderr!.on('data', (d: Buffer) => (watchErr += d.toString()));
     await waitUntil(() => watchErr.includes('connected'), 'sdf watch to connect', 20_000);
 
+    // One document at a time, each validated before the next is uploaded, so the stream's order is known:
+    // uploaded, then validated, document by document (uploaded back to back, a second upload may commit
+    // before the first validation).
     const before = [];
-    for (let i = 0; i < 3; i++) before.push(await upload(apis[1]!, tenant.apiKey, archive));
+    for (let i = 0; i < 3; i++) {
+      before.push(await upload(apis[1]!, tenant.apiKey, archive));
+      await reference.until((c) => c.events().length >= 2 * (i + 1), `the events of document ${i + 1}`, 60_000);
+    }
     await dropped.until((c) => c.events().length >= 6, 'uploaded and validated of three documents');
     await waitUntil(() => watchOut.trim().split('\n').length >= 6, 'sdf watch to print six events', 20_000);
     const seen = dropped.events();
@@ -106,7 +112,10 @@ describe('the event stream with two API and two worker processes', () => {
     await apis[0]!.exited;
     await dropped.ended;
     const after = [];
-    for (let i = 0; i < 3; i++) after.push(await upload(apis[1]!, tenant.apiKey, archive));
+    for (let i = 0; i < 3; i++) {
+      after.push(await upload(apis[1]!, tenant.apiKey, archive));
+      await reference.until((c) => c.events().length >= 6 + 2 * (i + 1), `the events of document ${i + 4}`, 60_000);
+    }
     await reference.until((c) => c.events().length >= 12, 'all twelve events on the reference stream', 60_000);
     apis[0] = await cluster.start('api', { PORT: String(port) });
 
