@@ -1,4 +1,4 @@
-import { createHmac, randomUUID } from 'node:crypto';
+import { createHmac, randomUUID, type KeyObject } from 'node:crypto';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { createBullBoard } from '@bull-board/api';
 import { ExpressAdapter } from '@bull-board/express';
@@ -23,12 +23,12 @@ const LINK_AUDIENCE = 'sdf-dashboard-link';
 const SESSION_AUDIENCE = 'sdf-dashboard-session';
 
 /** A key of its own, derived from the admin secret: no dashboard token is ever an admin JWT, nor the reverse. */
-function dashboardKey(adminSecret: string): string {
-  return createHmac('sha256', adminSecret).update('sdf queue dashboard').digest('base64url');
+function dashboardKey(adminSecret: string): KeyObject {
+  return hmacKey(createHmac('sha256', adminSecret).update('sdf queue dashboard').digest('base64url'));
 }
 
 export function signDashboardLink(adminSecret: string, subject: string): string {
-  return jwt.sign({ jti: randomUUID() }, hmacKey(dashboardKey(adminSecret)), {
+  return jwt.sign({ jti: randomUUID() }, dashboardKey(adminSecret), {
     algorithm: 'HS256',
     audience: LINK_AUDIENCE,
     subject,
@@ -38,7 +38,7 @@ export function signDashboardLink(adminSecret: string, subject: string): string 
 
 function verify(token: string, adminSecret: string, audience: string): jwt.JwtPayload | null {
   try {
-    const payload = jwt.verify(token, hmacKey(dashboardKey(adminSecret)), { algorithms: ['HS256'], audience });
+    const payload = jwt.verify(token, dashboardKey(adminSecret), { algorithms: ['HS256'], audience });
     return typeof payload === 'object' ? payload : null;
   } catch {
     return null;
@@ -97,7 +97,7 @@ export function queueDashboard(options: DashboardOptions) {
     const claimed = await options.redis.set(options.usedLinkKey(link.jti), '1', 'EX', ttl, 'NX');
     if (claimed !== 'OK') return unauthorized(res, 'This dashboard link has been used already');
     await options.onLogin?.(link.sub, req);
-    const session = jwt.sign({}, hmacKey(dashboardKey(options.adminSecret)), {
+    const session = jwt.sign({}, dashboardKey(options.adminSecret), {
       algorithm: 'HS256',
       audience: SESSION_AUDIENCE,
       subject: link.sub,
