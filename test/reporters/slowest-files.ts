@@ -41,7 +41,8 @@ export default class SlowestFilesReporter implements Reporter {
       ...[...this.spans].map(
         ([project, span]) =>
           `${project.padEnd(9)} ${files.filter((f) => f.project === project).length} files, ` +
-          `${seconds(span.to - span.from).trim()} from its first start to its last end`,
+          `${seconds(span.to - span.from).trim()} from its first start to its last end ` +
+          `(${seconds(span.from - this.started).trim()} to ${seconds(span.to - this.started).trim()} into the run)`,
       ),
       'slowest files:',
       ...slowest.map((file) => `${seconds(file.ms)}  ${file.project.padEnd(9)} ${file.name} (${file.tests} tests)`),
