@@ -130,7 +130,7 @@ async function main(): Promise<void> {
         elapsed: Number(await result.getAttribute('data-elapsed-ms')),
         worker: Number(await result.getAttribute('data-worker-ms')),
       };
-      await result.getByText(/^(\d+) of \1 pages? drawn$/).waitFor({ timeout: 120_000 });
+      await result.locator('.pdf-pages[aria-busy="false"] canvas').first().waitFor({ timeout: 120_000 });
       return times;
     };
     await readOnce('warm-up.sdf');

@@ -80,8 +80,9 @@ async function main(): Promise<void> {
           browserTimes.push(Number(await result.getAttribute('data-elapsed-ms')));
           workerTimes.push(Number(await result.getAttribute('data-worker-ms')));
         }
-        // The page then draws the PDF; Node's round waits until it is done, so neither side runs beside it.
-        await result.getByText(/^(\d+) of \1 pages? drawn$/).waitFor({ timeout: 120_000 });
+        // The page then draws the PDF's pages in view; Node's round waits until they are, so neither side runs
+        // beside it.
+        await result.locator('.pdf-pages[aria-busy="false"] canvas').first().waitFor({ timeout: 120_000 });
       }
       const paired = node.map((t, k) => browserTimes[k]! / t).sort((a, b) => a - b);
       node.sort((a, b) => a - b);

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { formatCorpus, scannedInvoice, type CorpusFile } from '../src/sdf/testing/corpus.js';
+import { formatCorpus, scannedInvoice, typicalInvoice, type CorpusFile } from '../src/sdf/testing/corpus.js';
 import { pack } from '../src/sdf/producer/pack.js';
 import { INVOICE_SCHEMA, invoiceData } from '../src/sdf/testing/build-sdf.js';
 import { startApp, type TestApp } from './helpers/app.js';
@@ -236,6 +236,42 @@ describe('the reader at /app/read: the format core in the browser', () => {
       const sent = probe.requests.filter((r) => r.method() !== 'GET' || (r.postDataBuffer()?.length ?? 0) > 0);
       expect(sent.map((r) => `${r.method()} ${r.url()}`)).toEqual([]);
       expect(probe.requests.every((r) => new URL(r.url()).origin === base)).toBe(true);
+      expect(probe.problems).toEqual([]);
+    } finally {
+      await probe.close();
+    }
+  }, 120_000);
+
+  it('draws a long invoice page by page as it comes into view: 44 pages laid out, a few drawn, the last drawn once scrolled to', async () => {
+    const path = join(dir, 'long-invoice.sdf');
+    writeFileSync(path, await typicalInvoice());
+    const probe = await openProbe(browser);
+    try {
+      await probe.page.goto(`${base}/app/read`);
+      expect(await readInPage(probe.page, path, 'long-invoice.sdf')).toMatchObject({ valid: true, code: null });
+      const pages = probe.page.locator('.pdf-pages');
+      await pages.locator('canvas[data-page="1"]').waitFor({ timeout: 20_000 });
+      await expect.poll(() => pages.getAttribute('aria-busy'), { timeout: 20_000 }).toBe('false');
+      // Every page has its place and caption from the start; only those near the view have a canvas.
+      expect(await pages.locator('figure').count()).toBe(44);
+      expect(await probe.page.getByText('Page 44 of 44').count()).toBe(1);
+      const drawnAtFirst = await pages.locator('canvas').count();
+      expect(drawnAtFirst).toBeGreaterThanOrEqual(1);
+      expect(drawnAtFirst).toBeLessThan(10);
+      expect(
+        await probe.page.getByText(`${drawnAtFirst} of 44 pages drawn, the others as they come into view`).count(),
+      ).toBe(1);
+      expect(await pages.locator('canvas[data-page="44"]').count()).toBe(0);
+
+      await probe.page.getByText('Page 44 of 44').scrollIntoViewIfNeeded();
+      await pages.locator('canvas[data-page="44"]').waitFor({ timeout: 20_000 });
+      await expect.poll(() => pages.getAttribute('aria-busy'), { timeout: 20_000 }).toBe('false');
+      // The pages between were passed over, not drawn.
+      const drawnAfter = await pages.locator('canvas').count();
+      expect(drawnAfter).toBeGreaterThan(drawnAtFirst);
+      expect(drawnAfter).toBeLessThan(20);
+      await expect.poll(() => pages.locator('.textLayer').last().textContent()).not.toBe('');
+      expect(await accessibilityProblems(probe.page)).toEqual([]);
       expect(probe.problems).toEqual([]);
     } finally {
       await probe.close();

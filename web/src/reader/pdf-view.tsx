@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'react';
-import type { PDFDocumentProxy } from 'pdfjs-dist';
+import type { PageViewport, PDFDocumentProxy, PDFPageProxy } from 'pdfjs-dist';
 
 type PdfJs = typeof import('pdfjs-dist');
 
@@ -23,13 +23,15 @@ const MAX_PAGE_WIDTH = 900;
 
 /**
  * The visual layer drawn by pdf.js with scripting, eval and XFA off: canvases with a text layer over
- * them, so text can be selected and copied. Pages are drawn one after the other, the first first.
+ * them, so text can be selected and copied. Pages are drawn as they come near the view, one at a time, lowest first.
  */
 export function PdfView({ bytes, label }: { bytes: Uint8Array; label: string }) {
   const [doc, setDoc] = useState<PDFDocumentProxy | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [zoom, setZoom] = useState(1);
   const [drawn, setDrawn] = useState(0);
+  /** Whether pages are being drawn (aria-busy on the pages): none is, once the ones in view are done. */
+  const [drawing, setDrawing] = useState(true);
   const pagesRef = useRef<HTMLDivElement>(null);
   // The width the pages are drawn for: the box's own, measured while it is shown, up to MAX_PAGE_WIDTH. A
   // box in a hidden tab measures 0 and waits to be shown; a phone turned sideways gets its pages drawn
@@ -82,51 +84,95 @@ export function PdfView({ bytes, label }: { bytes: Uint8Array; label: string }) 
     let cancelled = false;
     container.replaceChildren();
     setDrawn(0);
+    setDrawing(true);
+    const pages: { page: PDFPageProxy; viewport: PageViewport; frame: HTMLDivElement; scale: number }[] = [];
+    /** Pages near the view and not drawn yet, drawn lowest first, one at a time. */
+    const wanted = new Set<number>();
+    let pumping = false;
+    let count = 0;
+    const pump = async (): Promise<void> => {
+      if (pumping) return;
+      pumping = true;
+      setDrawing(true);
+      try {
+        const pdfjs = await loadPdfJs();
+        while (!cancelled && wanted.size > 0) {
+          const n = Math.min(...wanted);
+          wanted.delete(n);
+          const { page, viewport, frame, scale } = pages[n - 1]!;
+          observer.unobserve(frame);
+          const outputScale = globalThis.devicePixelRatio || 1;
+          const canvas = document.createElement('canvas');
+          canvas.width = Math.floor(viewport.width * outputScale);
+          canvas.height = Math.floor(viewport.height * outputScale);
+          canvas.style.width = `${Math.floor(viewport.width)}px`;
+          canvas.style.height = `${Math.floor(viewport.height)}px`;
+          canvas.setAttribute('aria-hidden', 'true');
+          canvas.dataset.page = String(n);
+          const text = document.createElement('div');
+          text.className = 'textLayer';
+          frame.style.setProperty('--scale-factor', String(scale));
+          frame.style.setProperty('--total-scale-factor', String(scale));
+          frame.append(canvas, text);
+          await page.render({
+            canvas,
+            viewport,
+            transform: outputScale !== 1 ? [outputScale, 0, 0, outputScale, 0, 0] : undefined,
+          }).promise;
+          if (cancelled) break;
+          await new pdfjs.TextLayer({
+            textContentSource: page.streamTextContent(),
+            container: text,
+            viewport,
+          }).render();
+          setDrawn(++count);
+        }
+      } finally {
+        pumping = false;
+        if (!cancelled) setDrawing(wanted.size > 0);
+      }
+    };
+    // A page is drawn once it comes within a window's height of the view: a 40-page invoice opens with the
+    // pages one can see, not with 40 canvases (several megabytes each) and their text drawn at once.
+    const observer = new IntersectionObserver(
+      (entries) => {
+        for (const entry of entries) {
+          if (entry.isIntersecting) wanted.add(Number((entry.target as HTMLElement).dataset.page));
+        }
+        void pump().catch(fail);
+      },
+      { rootMargin: '100% 0px' },
+    );
+    const fail = (e: unknown): void => {
+      if (!cancelled) setError(e instanceof Error ? e.message : String(e));
+    };
     void (async () => {
-      const pdfjs = await loadPdfJs();
+      // Every page laid out at its own size first, so the scroll bar and the captions are right from the start.
       for (let n = 1; n <= doc.numPages && !cancelled; n++) {
         const page = await doc.getPage(n);
         const base = page.getViewport({ scale: 1 });
         // Zoom 1 fits the width available (a phone gets a page it can read without scrolling sideways).
         const scale = (width / base.width) * zoom;
         const viewport = page.getViewport({ scale });
-        const outputScale = globalThis.devicePixelRatio || 1;
         const figure = document.createElement('figure');
         figure.className = 'pdf-page';
         const frame = document.createElement('div');
         frame.className = 'pdf-frame';
+        frame.dataset.page = String(n);
         frame.style.width = `${Math.floor(viewport.width)}px`;
         frame.style.height = `${Math.floor(viewport.height)}px`;
-        frame.style.setProperty('--scale-factor', String(scale));
-        frame.style.setProperty('--total-scale-factor', String(scale));
-        const canvas = document.createElement('canvas');
-        canvas.width = Math.floor(viewport.width * outputScale);
-        canvas.height = Math.floor(viewport.height * outputScale);
-        canvas.style.width = `${Math.floor(viewport.width)}px`;
-        canvas.style.height = `${Math.floor(viewport.height)}px`;
-        canvas.setAttribute('aria-hidden', 'true');
-        canvas.dataset.page = String(n);
-        const text = document.createElement('div');
-        text.className = 'textLayer';
-        frame.append(canvas, text);
         const caption = document.createElement('figcaption');
         caption.textContent = `Page ${n} of ${doc.numPages}`;
         figure.append(frame, caption);
         container.append(figure);
-        await page.render({
-          canvas,
-          viewport,
-          transform: outputScale !== 1 ? [outputScale, 0, 0, outputScale, 0, 0] : undefined,
-        }).promise;
-        if (cancelled) break;
-        await new pdfjs.TextLayer({ textContentSource: page.streamTextContent(), container: text, viewport }).render();
-        setDrawn(n);
+        pages.push({ page, viewport, frame, scale });
       }
-    })().catch((e: unknown) => {
-      if (!cancelled) setError(e instanceof Error ? e.message : String(e));
-    });
+      if (cancelled) return;
+      for (const { frame } of pages) observer.observe(frame);
+    })().catch(fail);
     return () => {
       cancelled = true;
+      observer.disconnect();
     };
   }, [doc, zoom, width]);
 
@@ -157,11 +203,14 @@ export function PdfView({ bytes, label }: { bytes: Uint8Array; label: string }) 
           Fit width
         </button>
         <span className="muted">
-          {doc ? `${drawn} of ${doc.numPages} page${doc.numPages === 1 ? '' : 's'} drawn` : 'Opening the PDF…'}
+          {doc
+            ? `${drawn} of ${doc.numPages} page${doc.numPages === 1 ? '' : 's'} drawn` +
+              (!drawing && drawn < doc.numPages ? ', the others as they come into view' : '')
+            : 'Opening the PDF…'}
         </span>
       </div>
       {/* Focusable: the pages scroll inside this box, and a keyboard must be able to scroll them too. */}
-      <div className="pdf-pages" ref={pagesRef} aria-label={label} role="document" tabIndex={0} />
+      <div className="pdf-pages" ref={pagesRef} aria-label={label} aria-busy={drawing} role="document" tabIndex={0} />
     </div>
   );
 }
