@@ -85,13 +85,17 @@ export function PdfView({ bytes, label }: { bytes: Uint8Array; label: string }) 
     container.replaceChildren();
     setDrawn(0);
     setDrawing(true);
-    const pages: { page: PDFPageProxy; viewport: PageViewport; frame: HTMLDivElement; scale: number }[] = [];
+    const pages: { page: PDFPageProxy; viewport: PageViewport; frame: HTMLDivElement }[] = [];
     /** Pages near the view and not drawn yet, drawn lowest first, one at a time. */
     const wanted = new Set<number>();
     let pumping = false;
     let count = 0;
     const pump = async (): Promise<void> => {
       if (pumping) return;
+      if (wanted.size === 0) {
+        setDrawing(false);
+        return;
+      }
       pumping = true;
       setDrawing(true);
       try {
@@ -99,7 +103,7 @@ export function PdfView({ bytes, label }: { bytes: Uint8Array; label: string }) 
         while (!cancelled && wanted.size > 0) {
           const n = Math.min(...wanted);
           wanted.delete(n);
-          const { page, viewport, frame, scale } = pages[n - 1]!;
+          const { page, viewport, frame } = pages[n - 1]!;
           observer.unobserve(frame);
           const outputScale = globalThis.devicePixelRatio || 1;
           const canvas = document.createElement('canvas');
@@ -111,8 +115,8 @@ export function PdfView({ bytes, label }: { bytes: Uint8Array; label: string }) 
           canvas.dataset.page = String(n);
           const text = document.createElement('div');
           text.className = 'textLayer';
-          frame.style.setProperty('--scale-factor', String(scale));
-          frame.style.setProperty('--total-scale-factor', String(scale));
+          frame.style.setProperty('--scale-factor', String(viewport.scale));
+          frame.style.setProperty('--total-scale-factor', String(viewport.scale));
           frame.append(canvas, text);
           await page.render({
             canvas,
@@ -147,7 +151,8 @@ export function PdfView({ bytes, label }: { bytes: Uint8Array; label: string }) 
       if (!cancelled) setError(e instanceof Error ? e.message : String(e));
     };
     void (async () => {
-      // Every page laid out at its own size first, so the scroll bar and the captions are right from the start.
+      // Every page laid out at its own size, so the scroll bar and the captions are right from the start; each
+      // is watched as soon as it is placed, so the first is drawn while the rest are still being laid out.
       for (let n = 1; n <= doc.numPages && !cancelled; n++) {
         const page = await doc.getPage(n);
         const base = page.getViewport({ scale: 1 });
@@ -165,10 +170,9 @@ export function PdfView({ bytes, label }: { bytes: Uint8Array; label: string }) 
         caption.textContent = `Page ${n} of ${doc.numPages}`;
         figure.append(frame, caption);
         container.append(figure);
-        pages.push({ page, viewport, frame, scale });
+        pages.push({ page, viewport, frame });
+        observer.observe(frame);
       }
-      if (cancelled) return;
-      for (const { frame } of pages) observer.observe(frame);
     })().catch(fail);
     return () => {
       cancelled = true;
