@@ -32,6 +32,7 @@ import { SchemaSummaryMappings1796170000000 } from './1796170000000-schema-summa
 import { EventStream1796200000000 } from './1796200000000-event-stream.js';
 import { DocumentSearchRole1796210000000 } from './1796210000000-document-search-role.js';
 import { ExtensionEvents1796300000000 } from './1796300000000-extension-events.js';
+import { EventSequencerFunction1796400000000 } from './1796400000000-event-sequencer-function.js';
 
 /** Every migration, in order. Listed explicitly: glob loading does not work for TypeScript sources under vitest. */
 export const migrations = [
@@ -69,4 +70,5 @@ export const migrations = [
   EventStream1796200000000,
   DocumentSearchRole1796210000000,
   ExtensionEvents1796300000000,
+  EventSequencerFunction1796400000000,
 ];

@@ -1,7 +1,8 @@
 import type { AddressInfo } from 'node:net';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EVENT_NAMES } from '../src/events/events.js';
-import { EventStream } from '../src/events/event-stream.js';
+import { EventStream, LINK_NAME } from '../src/events/event-stream.js';
 import { startApp, type TestApp } from './helpers/app.js';
 import { recordDocumentEvent, registerWebhook } from './helpers/events.js';
 import { buildSdf } from './helpers/sdf-fixtures.js';
@@ -249,6 +250,45 @@ describe('the event stream (GET /events)', () => {
     const rest = resumed.events().map((e) => (JSON.parse(e.data) as { id: string }).id);
     expect([...seen, ...rest]).toEqual(recorded);
     await resumed.close();
+  });
+  it('goes on when its own connection to PostgreSQL is lost: the events come through the pool meanwhile, in order, and it is made again', async () => {
+    await waitFor(() => t.app.get(EventStream).open(tenant.id) === 0);
+    const stream = await open(tenant.apiKey);
+    await stream.until((s) => s.retry !== undefined, 'the stream to open');
+    // As the owner: the service's own role may not end a connection of another session user.
+    const owner = new pg.Client({ connectionString: t.config.env.DATABASE_URL });
+    await owner.connect();
+    const links = async () =>
+      (
+        await owner.query<{ pid: number }>(
+          `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1`,
+          [LINK_NAME],
+        )
+      ).rows.map((r) => r.pid);
+    try {
+      const [link] = await links();
+      expect(link).toBeDefined();
+      await owner.query('SELECT pg_terminate_backend($1)', [link]);
+      const recorded: string[] = [];
+      for (let i = 0; i < 3; i++) recorded.push((await recordDocumentEvent(t, tenant.id, 'document.validated')).id);
+      await stream.until((s) => s.events().length >= 3, 'the events while the connection is gone');
+      // Made again (the process waits a moment first), and the events that follow come through it.
+      const deadline = Date.now() + 10_000;
+      for (;;) {
+        const now = await links();
+        if (now.length === 1 && now[0] !== link) break;
+        if (Date.now() > deadline) throw new Error('the connection was not made again');
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      for (let i = 0; i < 2; i++) recorded.push((await recordDocumentEvent(t, tenant.id, 'document.validated')).id);
+      await stream.until((s) => s.events().length >= 5, 'the events after it is made again');
+      expect(stream.events().map((e) => (JSON.parse(e.data) as { id: string }).id)).toEqual(recorded);
+      const ids = stream.events().map((e) => Number(e.id));
+      expect(ids).toEqual([...ids].sort((a, b) => a - b));
+    } finally {
+      await owner.end();
+      await stream.close();
+    }
   });
 });
 

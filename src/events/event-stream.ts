@@ -22,8 +22,8 @@ import type { EventName, EventPayload } from './events.js';
 const NEW_CHANNEL = 'outbox_events_new';
 /** The sequencer notifies this with the highest number it gave: wakes the readers. */
 const SEQ_CHANNEL = 'outbox_events_seq';
-/** The advisory lock that makes one sequencing transaction run at a time, across every process. */
-const SEQUENCER_LOCK = 0x5df_e7e7;
+/** The link's `application_name` (pg_stat_activity shows which connection carries the live events). */
+export const LINK_NAME = 'sdf-event-stream';
 const SEQUENCE_BATCH = 1000;
 const READ_BATCH = 500;
 /** A pass even without a notification (a lost listener costs this much latency at most). */
@@ -74,7 +74,7 @@ class Connection {
    * Writes; past the buffer bound a client is cut (it resumes with the last id it read). `bounded` false:
    * the caller waits for the output to drain before writing more (catching up from the table).
    */
-  write(chunk: string, bounded = true): boolean {
+  write(chunk: string | Buffer, bounded = true): boolean {
     if (this.closed) return false;
     const flushed = this.res.write(chunk);
     if (bounded && !flushed && this.res.writableLength > this.maxBuffer) {
@@ -117,10 +117,13 @@ export function frame(seq: string | number, event: string, body: string): string
  * only after every smaller one; a reader that saw N has every committed event up to N, and resuming
  * "after N" loses nothing and repeats nothing.
  *
- * Each API process keeps one LISTEN connection: an insert anywhere wakes its sequencer, and the
- * sequencer's notification wakes every process's reader, which reads the new rows once for all its
- * streams and writes each to the streams of its tenant. A notification only wakes; what is written is
- * what the table holds.
+ * Each API process keeps one connection of its own (the link): it LISTENs there, and numbers and reads
+ * the live events there, so an event never waits for the pool the requests share. An insert anywhere
+ * wakes the sequencers; numbering is one statement (the function `outbox_events_sequence`), which returns
+ * the rows it numbered, and the process that numbered them writes them to its streams at once. Its
+ * notification wakes every other process's reader, which reads the new rows once for all its streams and
+ * writes each to the streams of its tenant. A notification only wakes; what is written is what the table
+ * holds. Without the link (lost, being made again) the same statements go through the pool.
  */
 @Injectable()
 export class EventStream implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
@@ -132,11 +135,16 @@ export class EventStream implements OnApplicationBootstrap, BeforeApplicationShu
   /** Whether `head` was read from the table since the process started. */
   private headKnown = false;
   private listener: pg.Client | undefined;
+  /** The listener once it listens: the live path's statements run on it, one after another. */
+  private link: pg.Client | undefined;
+  private linkQueue: Promise<unknown> = Promise.resolve();
   private stopped = false;
   private tick: NodeJS.Timeout | undefined;
   private heartbeat: NodeJS.Timeout | undefined;
   private sequencing: Promise<void> | undefined;
   private sequenceAgain = false;
+  /** The highest number notified while this process was numbering (0: none). */
+  private numberedMeanwhile = 0;
   private reading: Promise<void> | undefined;
   private readAgain = false;
 
@@ -335,12 +343,19 @@ export class EventStream implements OnApplicationBootstrap, BeforeApplicationShu
   /** LISTEN on a connection of its own; a lost one is re-made, the tick covering the gap. */
   private async listen(): Promise<void> {
     if (this.stopped) return;
-    const client = new pg.Client({ connectionString: this.config.env.DATABASE_URL });
+    const role = this.config.env.DATABASE_APP_ROLE;
+    // Acts as the service's role, as the pool's connections do; it names no tenant (it reads for all).
+    const client = new pg.Client({
+      connectionString: this.config.env.DATABASE_URL,
+      application_name: LINK_NAME,
+      ...(role ? { options: `-c role=${role}` } : {}),
+    });
     this.listener = client;
     let retried = false;
     const relisten = (err?: Error) => {
       if (retried || this.stopped) return;
       retried = true;
+      if (this.link === client) this.link = undefined;
       if (err) this.logger.warn({ msg: 'event stream listener lost; polling meanwhile', error: err.message });
       client.removeAllListeners('notification');
       void client.end().catch(() => undefined);
@@ -352,6 +367,7 @@ export class EventStream implements OnApplicationBootstrap, BeforeApplicationShu
     try {
       await client.connect();
       await client.query(`LISTEN ${NEW_CHANNEL}; LISTEN ${SEQ_CHANNEL}`);
+      if (!retried) this.link = client;
       this.wakeSequencer();
       this.wakeReader();
     } catch (err) {
@@ -375,6 +391,13 @@ export class EventStream implements OnApplicationBootstrap, BeforeApplicationShu
    */
   private numbered(payload: string | undefined): void {
     const last = Number(payload);
+    // This process numbered them itself and has written them already.
+    if (this.headKnown && Number.isSafeInteger(last) && last <= this.head) return;
+    // Its own numbering's notification comes before the statement's answer: the answer decides.
+    if (this.sequencing) {
+      this.numberedMeanwhile = Math.max(this.numberedMeanwhile, Number.isSafeInteger(last) ? last : Infinity);
+      return;
+    }
     if (this.connections.size === 0 && this.headKnown && !this.reading && Number.isSafeInteger(last)) {
       this.head = Math.max(this.head, last);
       return;
@@ -392,7 +415,11 @@ export class EventStream implements OnApplicationBootstrap, BeforeApplicationShu
       do {
         this.sequenceAgain = false;
         try {
-          const n = await this.sequence();
+          const n = await this.sequence().finally(() => {
+            // Numbers another process gave meanwhile, or this one's that it could not write at once.
+            if (this.numberedMeanwhile > this.head) this.wakeReader();
+            this.numberedMeanwhile = 0;
+          });
           if (n === SEQUENCE_BATCH) this.sequenceAgain = true;
           if (n < 0) {
             await new Promise((r) => setTimeout(r, LOCK_RETRY_MS));
@@ -407,29 +434,39 @@ export class EventStream implements OnApplicationBootstrap, BeforeApplicationShu
 
   /**
    * Numbers the committed events that have no number yet, in the order they were written, under the
-   * advisory lock (one sequencing transaction at a time in the whole cluster), and notifies the readers.
-   * Returns how many it numbered, or -1 when another process holds the lock.
+   * advisory lock (one numbering at a time in the whole cluster), and notifies the readers: one statement,
+   * `outbox_events_sequence` (migration EventSequencerFunction). The rows it numbered are written to this
+   * process's streams at once. Returns how many it numbered, or -1 when another process holds the lock.
    */
   async sequence(): Promise<number> {
-    return this.ds.transaction(async (m) => {
-      const [{ locked }] = (await m.query(`SELECT pg_try_advisory_xact_lock($1) AS locked`, [SEQUENCER_LOCK])) as {
-        locked: boolean;
-      }[];
-      if (!locked) return -1;
-      const rows = (await m.query(
-        `UPDATE outbox_events o SET seq = n.seq
-           FROM (SELECT id, nextval('outbox_events_seq') AS seq
-                   FROM (SELECT id FROM outbox_events WHERE seq IS NULL ORDER BY created_at, id LIMIT $1) ordered) n
-          WHERE o.id = n.id
-        RETURNING o.seq`,
-        [SEQUENCE_BATCH],
-      )) as [{ seq: string }[], number];
-      const numbered = rows[0];
-      if (numbered.length === 0) return 0;
-      const last = numbered.reduce((max, r) => Math.max(max, Number(r.seq)), 0);
-      await m.query(`SELECT pg_notify('${SEQ_CHANNEL}', $1)`, [String(last)]);
-      return numbered.length;
-    });
+    const rows = await this.live<StreamRow & { seq: string | null }>(
+      `SELECT out_seq AS seq, out_tenant AS tenant_id, out_event AS event, out_payload AS payload
+         FROM outbox_events_sequence($1)`,
+      [SEQUENCE_BATCH],
+    );
+    if (rows.length === 1 && rows[0]!.seq === '-1') return -1;
+    if (rows.length > 0) {
+      // Written here only when they follow the head: otherwise another process numbered events in between,
+      // and the reader takes them all from the table, in order. A read under way that returns some of
+      // these skips them (the head has passed them).
+      if (this.headKnown && Number(rows[0]!.seq) === this.head + 1) this.deliver(rows as StreamRow[]);
+      else this.wakeReader();
+    }
+    return rows.length;
+  }
+
+  /**
+   * A statement of the live path: on the link, one after another, or through the pool (naming no tenant)
+   * while there is no link.
+   */
+  private live<T>(sql: string, params: unknown[]): Promise<T[]> {
+    const link = this.link;
+    if (!link) {
+      return requestContext.run({ requestId: 'event-stream' }, () => this.ds.query(sql, params) as Promise<T[]>);
+    }
+    const result = this.linkQueue.then(async () => (await link.query(sql, params)).rows as T[]);
+    this.linkQueue = result.catch(() => undefined);
+    return result;
   }
 
   private wakeReader(): void {
@@ -458,28 +495,42 @@ export class EventStream implements OnApplicationBootstrap, BeforeApplicationShu
         this.head = Math.max(this.head, await this.maxSeq());
         return;
       }
-      const rows = (await this.ds.query(
+      const rows = await this.live<StreamRow>(
         `SELECT seq, tenant_id, event, payload FROM outbox_events WHERE seq > $1 ORDER BY seq LIMIT $2`,
         [this.head, READ_BATCH],
-      )) as StreamRow[];
-      // Written and the head moved without awaiting anything: a stream catching up sees one or the other.
-      for (const row of rows) {
-        const seq = Number(row.seq);
-        const streams = this.byTenant.get(row.tenant_id);
-        if (streams) {
-          let text: string | undefined;
-          for (const conn of streams) {
-            if (!conn.live || seq <= conn.cursor) continue;
-            conn.cursor = seq;
-            if (!conn.wants(row)) continue;
-            text ??= frame(row.seq, row.event, JSON.stringify(row.payload));
-            conn.write(text);
-          }
-        }
-        this.head = seq;
-      }
+      );
+      this.deliver(rows);
       if (rows.length < READ_BATCH) return;
     }
+  }
+
+  /**
+   * Writes events (in order, every number up to the last committed) to the live streams of their tenants
+   * and moves the head past them, without awaiting anything: a stream catching up sees one or the other.
+   * What one stream gets from a batch goes out in one write.
+   */
+  private deliver(rows: StreamRow[]): void {
+    const out = new Map<Connection, Buffer[]>();
+    for (const row of rows) {
+      const seq = Number(row.seq);
+      if (seq <= this.head) continue;
+      const streams = this.byTenant.get(row.tenant_id);
+      if (streams) {
+        // Encoded once for every stream that gets it.
+        let bytes: Buffer | undefined;
+        for (const conn of streams) {
+          if (!conn.live || seq <= conn.cursor) continue;
+          conn.cursor = seq;
+          if (!conn.wants(row)) continue;
+          bytes ??= Buffer.from(frame(row.seq, row.event, JSON.stringify(row.payload)));
+          const parts = out.get(conn);
+          if (parts) parts.push(bytes);
+          else out.set(conn, [bytes]);
+        }
+      }
+      this.head = seq;
+    }
+    for (const [conn, parts] of out) conn.write(parts.length === 1 ? parts[0]! : Buffer.concat(parts));
   }
 
   /** Reads the head once (until it succeeds): before it, no stream can tell old events from new. */
