@@ -147,6 +147,49 @@ describe('the event stream (GET /events)', () => {
     await Promise.all([resumed.close(), byQuery.close(), filtered.close()]);
   });
 
+  it('writes one numbering of several events to live streams of one tenant, each by its own filter, in order', async () => {
+    await waitFor(() => t.app.get(EventStream).open(tenant.id) === 0);
+    const [all, validated, again, otherTenant] = await Promise.all([
+      open(tenant.apiKey),
+      open(tenant.apiKey, '?types=document.validated'),
+      open(tenant.apiKey),
+      open(other.apiKey),
+    ]);
+    for (const s of [all, validated, again, otherTenant])
+      await s.until((x) => x.retry !== undefined, 'a stream to open');
+    // Held by another session, the numbering lock keeps the events unnumbered until released: then one
+    // statement numbers all of them and the process writes them as one batch.
+    const owner = new pg.Client({ connectionString: t.config.env.DATABASE_URL });
+    await owner.connect();
+    const recorded = [];
+    try {
+      await owner.query('SELECT pg_advisory_lock($1)', [0x5df_e7e7]);
+      for (let i = 0; i < 6; i++) {
+        const name = i % 2 === 0 ? 'document.validated' : 'document.uploaded';
+        recorded.push(await recordDocumentEvent(t, tenant.id, name));
+      }
+      const [{ n }] = (await t.ds.query(`SELECT count(*)::int AS n FROM outbox_events WHERE seq IS NULL`)) as {
+        n: number;
+      }[];
+      expect(n).toBeGreaterThanOrEqual(6);
+      expect(all.events()).toEqual([]);
+    } finally {
+      await owner.query('SELECT pg_advisory_unlock($1)', [0x5df_e7e7]);
+      await owner.end();
+    }
+    await all.until((s) => s.events().length >= 6, 'the six events');
+    await validated.until((s) => s.events().length >= 3, 'the three validated events');
+    await again.until((s) => s.events().length >= 6, 'the six events on the second stream');
+    const ids = (s: StreamClient) => s.events().map((e) => (JSON.parse(e.data) as { id: string }).id);
+    expect(ids(all)).toEqual(recorded.map((r) => r.id));
+    expect(ids(again)).toEqual(recorded.map((r) => r.id));
+    expect(ids(validated)).toEqual(recorded.filter((r) => r.event === 'document.validated').map((r) => r.id));
+    const numbers = all.events().map((e) => Number(e.id));
+    expect(numbers).toEqual([...numbers].sort((a, b) => a - b));
+    expect(otherTenant.events()).toEqual([]);
+    await Promise.all([all.close(), validated.close(), again.close(), otherTenant.close()]);
+  });
+
   it('says where the stream restarts when the id is past the retention window', async () => {
     const old = await recordDocumentEvent(t, tenant.id, 'document.uploaded');
     const kept = await recordDocumentEvent(t, tenant.id, 'document.validated');

@@ -530,7 +530,20 @@ export class EventStream implements OnApplicationBootstrap, BeforeApplicationShu
       }
       this.head = seq;
     }
-    for (const [conn, parts] of out) conn.write(parts.length === 1 ? parts[0]! : Buffer.concat(parts));
+    // Streams with the same filter get the same frames: joined once for all of them.
+    let joinedParts: Buffer[] = [];
+    let joined: Buffer | undefined;
+    for (const [conn, parts] of out) {
+      if (parts.length === 1) {
+        conn.write(parts[0]!);
+        continue;
+      }
+      if (!joined || parts.length !== joinedParts.length || parts.some((part, i) => part !== joinedParts[i])) {
+        joinedParts = parts;
+        joined = Buffer.concat(parts);
+      }
+      conn.write(joined);
+    }
   }
 
   /** Reads the head once (until it succeeds): before it, no stream can tell old events from new. */
