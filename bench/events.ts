@@ -8,10 +8,18 @@
  * transaction just before it commits: an upper bound of commit-to-client by that transaction's last
  * statement and commit (well under a millisecond here). One machine, one clock.
  *
+ * The baseline for the fan-out itself, in the same run: a bare Node HTTP server (bench/bare-sse.ts) writing
+ * frames of the same size to as many streams at the same rate, with nothing else to do. Beside each, the
+ * CPU its process spent (the API process's for the service).
+ *
  * BENCH_STREAMS (1000), BENCH_RATE uploads/s (100), BENCH_SECONDS per phase (20).
  */
+import { fork } from 'node:child_process';
+import { once } from 'node:events';
 import http from 'node:http';
 import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import {
   benchArchive,
   benchSetup,
@@ -31,6 +39,8 @@ const TIMESTAMP = /"timestamp":"([^"]+)"/g;
 /** One stream kept by this process: counts events and records latencies, parsing no more than needed. */
 class BenchStream {
   events = 0;
+  /** Characters received (frames and heartbeats). */
+  chars = 0;
   private rest = '';
   private req: http.ClientRequest | undefined;
 
@@ -54,6 +64,7 @@ class BenchStream {
 
   private take(chunk: string): void {
     const now = Date.now();
+    this.chars += chunk.length;
     const text = this.rest + chunk;
     const end = text.lastIndexOf('\n\n');
     if (end < 0) {
@@ -80,6 +91,12 @@ async function steadyRss(pid: number): Promise<number> {
     await sleep(250);
   }
   return readings.sort((a, b) => a - b)[2]!;
+}
+
+/** CPU time (user and system) a process has spent, in ms. */
+function cpuMsOf(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
 }
 
 function rssOf(pid: number): number {
@@ -136,9 +153,13 @@ async function phase(
   latencies: number[],
   setup: BenchSetup,
   tenantId: string,
+  apiPid: number,
 ) {
   const before = measured.map((s) => s.events);
+  const cpuBefore = cpuMsOf(apiPid);
+  const sendBegan = Date.now();
   const uploads = await uploadAt(api, key, archive, RATE, SECONDS);
+  const apiBusy = (cpuMsOf(apiPid) - cpuBefore) / (Date.now() - sendBegan);
   // Every upload's validation ends, and its event reaches the streams.
   const deadline = Date.now() + 120_000;
   for (;;) {
@@ -161,7 +182,45 @@ async function phase(
     p99: percentile(sorted, 99),
     max: sorted.at(-1) ?? NaN,
     samples: sorted.length,
+    busy: apiBusy,
   };
+}
+
+/** The baseline: a bare Node server writing frames of `size` bytes to STREAMS streams at RATE a second. */
+async function bareFanOut(size: number) {
+  const child = fork(join(dirname(fileURLToPath(import.meta.url)), 'bare-sse.js'), [], {
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
+  try {
+    const [{ port }] = (await once(child, 'message')) as [{ port: number }];
+    const latencies: number[] = [];
+    const streams: BenchStream[] = [];
+    for (let i = 0; i < STREAMS; i += 50) {
+      const batch = Array.from({ length: Math.min(50, STREAMS - i) }, () => new BenchStream(latencies));
+      await Promise.all(batch.map((s) => s.open(`http://127.0.0.1:${port}/`, '')));
+      streams.push(...batch);
+    }
+    await sleep(1000);
+    child.send({ rate: RATE, seconds: SECONDS, size });
+    const [done] = (await once(child, 'message')) as [{ cpuMs: number; wallMs: number; sent: number }];
+    await sleep(2000);
+    for (const s of streams) s.close();
+    const got = streams.map((s) => s.events);
+    const sorted = latencies.sort((a, b) => a - b);
+    return {
+      label: 'bare server',
+      streams: STREAMS,
+      sentPerSecond: (done.sent * 1000) / done.wallMs,
+      eventsPerStream: { min: Math.min(...got), max: Math.max(...got) },
+      p50: percentile(sorted, 50),
+      p99: percentile(sorted, 99),
+      max: sorted.at(-1) ?? NaN,
+      samples: sorted.length,
+      busy: done.cpuMs / done.wallMs,
+    };
+  } finally {
+    child.kill();
+  }
 }
 
 async function main(): Promise<void> {
@@ -201,7 +260,18 @@ async function main(): Promise<void> {
     const one = new BenchStream(baselineLatencies);
     await one.open(query, tenant.key);
     await sleep(1000);
-    const baseline = await phase('1 stream', url, tenant.key, archive, [one], baselineLatencies, setup, tenant.id);
+    const apiPid = api.child.pid!;
+    const baseline = await phase(
+      '1 stream',
+      url,
+      tenant.key,
+      archive,
+      [one],
+      baselineLatencies,
+      setup,
+      tenant.id,
+      apiPid,
+    );
     one.close();
     await sleep(1000);
 
@@ -214,9 +284,29 @@ async function main(): Promise<void> {
       streams.push(...batch);
     }
     await sleep(2000);
-    const load = await phase(`${STREAMS} streams`, url, tenant.key, archive, streams, loadLatencies, setup, tenant.id);
+    const load = await phase(
+      `${STREAMS} streams`,
+      url,
+      tenant.key,
+      archive,
+      streams,
+      loadLatencies,
+      setup,
+      tenant.id,
+      apiPid,
+    );
     const rssLoaded = rssOf(api.child.pid!);
     for (const s of streams) s.close();
+    // The frames the streams received, on average (the heartbeats are a few bytes a few times a minute).
+    const frameSize = Math.round(
+      streams.reduce((sum, s) => sum + s.chars, 0) /
+        Math.max(
+          1,
+          streams.reduce((sum, s) => sum + s.events, 0),
+        ),
+    );
+    await sleep(1000);
+    const bare = await bareFanOut(frameSize);
 
     const mb = (b: number) => (b / 1024 / 1024).toFixed(1);
     console.log(`bench:events — ${STREAMS} streams on one API process, ${RATE} uploads/s for ${SECONDS} s per phase`);
@@ -225,7 +315,7 @@ async function main(): Promise<void> {
         `(${(perStream / 1024).toFixed(1)} KB per stream), ${mb(rssLoaded)} MB after the load phase`,
     );
     console.log(
-      'phase        | streams | uploads/s sent | ok / failed | events per stream | p50 ms | p99 ms | max ms | samples',
+      'phase        | streams | uploads/s sent | ok / failed | events per stream | p50 ms | p99 ms | max ms | samples | cores busy',
     );
     for (const r of [baseline, load]) {
       console.log(
@@ -239,9 +329,28 @@ async function main(): Promise<void> {
           r.p99.toFixed(0).padStart(6),
           r.max.toFixed(0).padStart(6),
           String(r.samples).padStart(7),
+          r.busy.toFixed(2).padStart(10),
         ].join(' | '),
       );
     }
+    console.log(
+      [
+        bare.label.padEnd(12),
+        String(bare.streams).padStart(7),
+        `${bare.sentPerSecond.toFixed(1)} ev/s`.padStart(14),
+        '-'.padStart(11),
+        `${bare.eventsPerStream.min}..${bare.eventsPerStream.max}`.padStart(17),
+        bare.p50.toFixed(0).padStart(6),
+        bare.p99.toFixed(0).padStart(6),
+        bare.max.toFixed(0).padStart(6),
+        String(bare.samples).padStart(7),
+        bare.busy.toFixed(2).padStart(10),
+      ].join(' | '),
+    );
+    console.log(
+      `(cores busy: the API process's CPU time over the phase, or the bare server's; bare server: a frame of ` +
+        `${frameSize} bytes, the size the streams received, to ${STREAMS} streams at ${RATE} a second, nothing else)`,
+    );
     for (const r of [baseline, load])
       if (r.uploads.failures) console.log(`${r.label}: failed uploads ${r.uploads.failures}`);
     console.log(`goal p99 <= 250 ms with ${STREAMS} streams: ${load.p99 <= 250 ? 'met' : 'NOT met'}`);
