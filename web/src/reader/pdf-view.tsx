@@ -89,11 +89,17 @@ export function PdfView({ bytes, label }: { bytes: Uint8Array; label: string }) 
     /** Pages near the view and not drawn yet, drawn lowest first, one at a time. */
     const wanted = new Set<number>();
     let pumping = false;
+    /** Pages are still being laid out (and the observer has yet to say which of them are near the view). */
+    let placing = true;
     let count = 0;
+    /** Busy while pages are laid out, drawn, or waiting to be drawn. */
+    const settle = (): void => {
+      if (!cancelled && !pumping) setDrawing(placing || wanted.size > 0);
+    };
     const pump = async (): Promise<void> => {
       if (pumping) return;
       if (wanted.size === 0) {
-        setDrawing(false);
+        settle();
         return;
       }
       pumping = true;
@@ -133,7 +139,7 @@ export function PdfView({ bytes, label }: { bytes: Uint8Array; label: string }) 
         }
       } finally {
         pumping = false;
-        if (!cancelled) setDrawing(wanted.size > 0);
+        settle();
       }
     };
     // A page is drawn once it comes within a window's height of the view: a 40-page invoice opens with the
@@ -173,6 +179,11 @@ export function PdfView({ bytes, label }: { bytes: Uint8Array; label: string }) 
         pages.push({ page, viewport, frame });
         observer.observe(frame);
       }
+      // The observer reports the last pages placed after the next frame is rendered: until then, which of
+      // them are near the view is not known, and the pages stay busy.
+      await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+      placing = false;
+      settle();
     })().catch(fail);
     return () => {
       cancelled = true;
