@@ -88,11 +88,22 @@ describe('SIGTERM: a bounded drain, exit 0; what an API process killed leaves, a
   it('32 uploads in flight each get a complete answer, later clients a refused connection, a slow one is cut at the bound; exit 0, logged, no job lost', async () => {
     const api = await cluster.start('api');
     tenant = await cluster.createTenant(api);
-    // 32 uploads sent over about half a second each, and one that would take a minute.
-    const uploads = archives.map((a) => uploadSlowly(api.port!, tenant.apiKey, a, 10, 50));
+    // One upload that would take a minute, first, until the service is writing it to its spool: then the
+    // drain's bound is what ends it, not a race between its request's headers and the signal.
     const slow = uploadSlowly(api.port!, tenant.apiKey, archives[0]!, 600, 100);
-    await waitUntil(() => uploads.every((u) => u.started()) && slow.started(), 'every upload connected', 10_000);
-    await new Promise((r) => setTimeout(r, 200));
+    await waitUntil(
+      () => cluster.temporaryFiles().some((f) => f.name.endsWith('.part')),
+      'the slow upload in the spool',
+      10_000,
+    );
+    // And 32 uploads sent over about two seconds each, all of them in the spool before the signal: a
+    // connection whose request the service has not read yet is an idle one, which a drain closes.
+    const uploads = archives.map((a) => uploadSlowly(api.port!, tenant.apiKey, a, 20, 100));
+    await waitUntil(
+      () => cluster.temporaryFiles().filter((f) => f.name.endsWith('.part')).length === 33,
+      'every upload in the spool',
+      10_000,
+    );
     const signalled = Date.now();
     api.signal('SIGTERM');
     const exit = await api.exited;
