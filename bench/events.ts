@@ -114,6 +114,17 @@ class BenchStream {
   }
 }
 
+/** Opens `STREAMS` streams on `url`, fifty at a time, all recording into `latencies`. */
+async function openStreams(url: string, key: string, latencies: number[]): Promise<BenchStream[]> {
+  const streams: BenchStream[] = [];
+  for (let i = 0; i < STREAMS; i += 50) {
+    const batch = Array.from({ length: Math.min(50, STREAMS - i) }, () => new BenchStream(latencies));
+    await Promise.all(batch.map((s) => s.open(url, key)));
+    streams.push(...batch);
+  }
+  return streams;
+}
+
 /** The median of five readings a quarter second apart (the resident set moves with every collection). */
 async function steadyRss(pid: number): Promise<number> {
   const readings: number[] = [];
@@ -217,6 +228,15 @@ async function phase(
   };
 }
 
+/** What each phase reports: latency percentiles and the serving process's cores busy. */
+interface Figures {
+  p50: number;
+  p99: number;
+  max: number;
+  samples: number;
+  busy: number;
+}
+
 /** The baseline: a bare Node server writing frames of `size` bytes to STREAMS streams at RATE a second. */
 async function bareFanOut(size: number) {
   const child = fork(join(dirname(fileURLToPath(import.meta.url)), 'bare-sse.js'), [], {
@@ -225,12 +245,7 @@ async function bareFanOut(size: number) {
   try {
     const [{ port }] = (await once(child, 'message')) as [{ port: number }];
     const latencies: number[] = [];
-    const streams: BenchStream[] = [];
-    for (let i = 0; i < STREAMS; i += 50) {
-      const batch = Array.from({ length: Math.min(50, STREAMS - i) }, () => new BenchStream(latencies));
-      await Promise.all(batch.map((s) => s.open(`http://127.0.0.1:${port}/`, '')));
-      streams.push(...batch);
-    }
+    const streams = await openStreams(`http://127.0.0.1:${port}/`, '', latencies);
     await sleep(1000);
     child.send({ rate: RATE, seconds: SECONDS, size });
     const [done] = (await once(child, 'message')) as [{ cpuMs: number; wallMs: number; sent: number }];
@@ -274,12 +289,7 @@ async function main(): Promise<void> {
     await sleep(3000);
     const rssBefore = await steadyRss(api.child.pid!);
     const loadLatencies: number[] = [];
-    const streams: BenchStream[] = [];
-    for (let i = 0; i < STREAMS; i += 50) {
-      const batch = Array.from({ length: Math.min(50, STREAMS - i) }, () => new BenchStream(loadLatencies));
-      await Promise.all(batch.map((s) => s.open(query, tenant.key)));
-      streams.push(...batch);
-    }
+    let streams = await openStreams(query, tenant.key, loadLatencies);
     await sleep(3000);
     const rssAfter = await steadyRss(api.child.pid!);
     const perStream = (rssAfter - rssBefore) / STREAMS;
@@ -308,12 +318,7 @@ async function main(): Promise<void> {
 
     // The load: the same upload rate with every stream open again.
     loadLatencies.length = 0;
-    streams.length = 0;
-    for (let i = 0; i < STREAMS; i += 50) {
-      const batch = Array.from({ length: Math.min(50, STREAMS - i) }, () => new BenchStream(loadLatencies));
-      await Promise.all(batch.map((s) => s.open(query, tenant.key)));
-      streams.push(...batch);
-    }
+    streams = await openStreams(query, tenant.key, loadLatencies);
     await sleep(2000);
     const load = await phase(
       `${STREAMS} streams`,
@@ -348,36 +353,26 @@ async function main(): Promise<void> {
     console.log(
       'phase        | streams | uploads/s sent | ok / failed | events per stream | p50 ms | p99 ms | max ms | samples | cores busy',
     );
-    for (const r of [baseline, load]) {
-      console.log(
-        [
-          r.label.padEnd(12),
-          String(r.streams).padStart(7),
-          r.uploads.rate.toFixed(1).padStart(14),
-          `${r.uploads.ok} / ${r.uploads.failed}`.padStart(11),
-          `${r.eventsPerStream.min}..${r.eventsPerStream.max}`.padStart(17),
-          r.p50.toFixed(0).padStart(6),
-          r.p99.toFixed(0).padStart(6),
-          r.max.toFixed(0).padStart(6),
-          String(r.samples).padStart(7),
-          r.busy.toFixed(2).padStart(10),
-        ].join(' | '),
-      );
-    }
-    console.log(
+    const row = (
+      r: { label: string; streams: number; eventsPerStream: { min: number; max: number } } & Figures,
+      sent: string,
+      okFailed: string,
+    ) =>
       [
-        bare.label.padEnd(12),
-        String(bare.streams).padStart(7),
-        `${bare.sentPerSecond.toFixed(1)} ev/s`.padStart(14),
-        '-'.padStart(11),
-        `${bare.eventsPerStream.min}..${bare.eventsPerStream.max}`.padStart(17),
-        bare.p50.toFixed(0).padStart(6),
-        bare.p99.toFixed(0).padStart(6),
-        bare.max.toFixed(0).padStart(6),
-        String(bare.samples).padStart(7),
-        bare.busy.toFixed(2).padStart(10),
-      ].join(' | '),
-    );
+        r.label.padEnd(12),
+        String(r.streams).padStart(7),
+        sent.padStart(14),
+        okFailed.padStart(11),
+        `${r.eventsPerStream.min}..${r.eventsPerStream.max}`.padStart(17),
+        r.p50.toFixed(0).padStart(6),
+        r.p99.toFixed(0).padStart(6),
+        r.max.toFixed(0).padStart(6),
+        String(r.samples).padStart(7),
+        r.busy.toFixed(2).padStart(10),
+      ].join(' | ');
+    for (const r of [baseline, load])
+      console.log(row(r, r.uploads.rate.toFixed(1), `${r.uploads.ok} / ${r.uploads.failed}`));
+    console.log(row(bare, `${bare.sentPerSecond.toFixed(1)} ev/s`, '-'));
     console.log(
       `(cores busy: the API process's CPU time over the phase, or the bare server's; bare server: a frame of ` +
         `${frameSize} bytes, the size the streams received, to ${STREAMS} streams at ${RATE} a second, nothing else)`,

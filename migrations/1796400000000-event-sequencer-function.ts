@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /** The advisory lock that makes one numbering run at a time, across every process (as before, in the service). */
-const SEQUENCER_LOCK = 0x5df_e7e7;
+export const SEQUENCER_LOCK = 0x5df_e7e7;
 
 /**
  * The event stream's numbering as one function, so that numbering the committed events is one statement

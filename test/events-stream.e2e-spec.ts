@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SEQUENCER_LOCK } from '../migrations/1796400000000-event-sequencer-function.js';
 import { EVENT_NAMES } from '../src/events/events.js';
 import { EventStream, LINK_NAME } from '../src/events/event-stream.js';
 import { startApp, type TestApp } from './helpers/app.js';
@@ -163,7 +164,7 @@ describe('the event stream (GET /events)', () => {
     await owner.connect();
     const recorded = [];
     try {
-      await owner.query('SELECT pg_advisory_lock($1)', [0x5df_e7e7]);
+      await owner.query('SELECT pg_advisory_lock($1)', [SEQUENCER_LOCK]);
       for (let i = 0; i < 6; i++) {
         const name = i % 2 === 0 ? 'document.validated' : 'document.uploaded';
         recorded.push(await recordDocumentEvent(t, tenant.id, name));
@@ -174,7 +175,7 @@ describe('the event stream (GET /events)', () => {
       expect(n).toBeGreaterThanOrEqual(6);
       expect(all.events()).toEqual([]);
     } finally {
-      await owner.query('SELECT pg_advisory_unlock($1)', [0x5df_e7e7]);
+      await owner.query('SELECT pg_advisory_unlock($1)', [SEQUENCER_LOCK]);
       await owner.end();
     }
     await all.until((s) => s.events().length >= 6, 'the six events');
