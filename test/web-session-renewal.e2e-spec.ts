@@ -59,6 +59,23 @@ describe('the portal keeps its session when a page is left while renewing it', (
     await leave();
   }
 
+  /**
+   * Reloads at once. Chromium may refuse the command for a moment just after a navigation committed
+   * ("Not attached to an active page": the new document's page agent is not attached yet); the reload is
+   * then sent again a moment later.
+   */
+  async function reloadNow(page: Page): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await page.reload({ waitUntil: 'commit' });
+        return;
+      } catch (error) {
+        if (attempt === 5 || !/Not attached to an active page/.test(String(error))) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    }
+  }
+
   const reuses = async () =>
     (
       await t.ds.query(`SELECT count(*)::int AS n FROM audit_log WHERE tenant_id = $1 AND action = $2`, [
@@ -72,7 +89,7 @@ describe('the portal keeps its session when a page is left while renewing it', (
     try {
       await signIn(probe.page);
       for (let round = 0; round < 5; round++) {
-        await leaveMidRenewal(probe.page, '/app/documents', () => probe.page.reload({ waitUntil: 'commit' }));
+        await leaveMidRenewal(probe.page, '/app/documents', () => reloadNow(probe.page));
         await leaveMidRenewal(probe.page, '/app/', () =>
           probe.page.goto(`${base}/app/profile`, { waitUntil: 'commit' }),
         );
@@ -81,7 +98,7 @@ describe('the portal keeps its session when a page is left while renewing it', (
       const second = await probe.context.newPage();
       await leaveMidRenewal(probe.page, '/app/documents', async () => {
         await second.goto(`${base}/app/profile`, { waitUntil: 'commit' });
-        await probe.page.reload({ waitUntil: 'commit' });
+        await reloadNow(probe.page);
       });
 
       for (const page of [probe.page, second]) {
