@@ -96,12 +96,19 @@ describe('the reader at /app/read: the format core in the browser', () => {
     tenant = await createTenant(t);
     browser = await launchBrowser();
     const vectors = join(process.cwd(), 'test', 'vectors');
+    const scan = await scannedInvoice();
+    const flipped = Buffer.from(scan);
+    flipped[Math.floor(flipped.length / 2)]! ^= 0x01;
     corpus = [
       ...(await formatCorpus()),
       ...readdirSync(vectors)
         .filter((name) => name.endsWith('.sdf'))
         .map((name) => ({ name: `test vector ${name}`, bytes: readFileSync(join(vectors, name)) })),
-      { name: 'scanned invoice (20 MB)', bytes: await scannedInvoice() },
+      { name: 'scanned invoice (20 MB)', bytes: scan },
+      // Inflated into the memory the previous file's image left (the worker reuses it): one changed byte
+      // of the image must still fail its CRC-32, and the same scan again must pass.
+      { name: 'scanned invoice with one byte of its image changed', bytes: flipped },
+      { name: 'scanned invoice again', bytes: scan },
     ];
   }, 180_000);
 
@@ -148,6 +155,9 @@ describe('the reader at /app/read: the format core in the browser', () => {
         'PDF_EMBEDDED_FILE: visual.pdf embeds the file "factur-x.xml" (10 bytes)',
       ]);
       expect(warningsOf('PDF with a link a person clicks')).toEqual([]);
+      const changed = files.findIndex((f) => f.label === 'scanned invoice with one byte of its image changed');
+      expect(expected[changed]).toMatchObject({ valid: false, code: 'SDF_ERROR_INVALID_ARCHIVE' });
+      expect(expected[changed + 1]).toMatchObject({ valid: true });
       const markup = files.findIndex((f) => f.label === 'signature whose signed_at is markup');
       expect(expected[markup]).toMatchObject({ valid: false, code: 'SDF_ERROR_INVALID_SIGNATURE' });
       // The corpus covers both outcomes and the hostile codes.

@@ -1,4 +1,5 @@
 import { overBudget } from '../../../src/sdf/pool/budget.js';
+import { SPARE_MIN_BYTES } from '../shims/spare-memory.js';
 import type { CheckName, ValidationResult } from '../../../src/sdf/result.js';
 import type { Entry, Jwk, ReadMessage, ReadRequest } from './protocol.js';
 
@@ -39,6 +40,18 @@ export async function loadFile(file: Blob, onProgress?: (loaded: number, total: 
 }
 
 /**
+ * The large buffers an outcome holds (its archive, its inflated entries), for `recycle` once nothing
+ * reads them any more.
+ */
+export function spareBuffers(outcome: ReadOutcome): ArrayBuffer[] {
+  const buffers = new Set<ArrayBuffer>();
+  for (const view of [outcome.bytes, ...outcome.entries.values()]) {
+    if (view.buffer instanceof ArrayBuffer && view.buffer.byteLength >= SPARE_MIN_BYTES) buffers.add(view.buffer);
+  }
+  return [...buffers];
+}
+
+/**
  * One worker waits between files, so its compiled code and schema cache serve the next one (as the
  * service's validation pool keeps its processes); a worker the budget ended is never reused.
  */
@@ -74,6 +87,11 @@ export function readArchive(
      * outcome's `bytes` unless the budget ended the worker. For a caller that can read the file again.
      */
     handOver?: boolean;
+    /**
+     * Buffers of an earlier outcome that nothing reads any more (`spareBuffers`): moved into the worker,
+     * which inflates into them instead of new memory. Unusable here afterwards.
+     */
+    recycle?: readonly ArrayBuffer[];
   } = {},
 ): Promise<ReadOutcome> {
   const budgetMs = options.budgetMs ?? READ_BUDGET_MS;
@@ -96,7 +114,9 @@ export function readArchive(
         entries: new Map(
           entries.map((e) => [
             e.name,
-            'bytes' in e ? new Uint8Array(e.bytes) : new Uint8Array(archive.buffer, e.offset, e.length),
+            'bytes' in e
+              ? new Uint8Array(e.bytes, 0, e.length ?? e.bytes.byteLength)
+              : new Uint8Array(archive.buffer, e.offset, e.length),
           ]),
         ),
         elapsedMs: performance.now() - started,
@@ -126,7 +146,8 @@ export function readArchive(
       finish(overBudget(stage, 'memory', budgetMs), kept);
     };
     const copy = handOver ? (bytes.buffer as ArrayBuffer) : bytes.slice().buffer;
-    const request: ReadRequest = { bytes: copy, trustedKeys: options.trustedKeys };
-    worker.postMessage(request, [copy]);
+    const spare = [...new Set(options.recycle ?? [])].filter((b) => b !== copy && b.byteLength > 0);
+    const request: ReadRequest = { bytes: copy, trustedKeys: options.trustedKeys, spare };
+    worker.postMessage(request, [copy, ...spare]);
   });
 }

@@ -1,4 +1,5 @@
 import type { CheckedOutput } from '../../../src/sdf/zip/reader.js';
+import { allocOutput } from '../shims/spare-memory.js';
 import { inflateRawSync, inflateSync } from '../shims/zlib.js';
 
 /** Node's error for output over maxOutputLength; the core recognises it by its code. */
@@ -175,7 +176,7 @@ export async function inflateNative(
   const writer = stream.writable.getWriter();
   const reader = stream.readable.getReader();
   // An entry's declared size, already checked against the limits: most fill it exactly, in one copy.
-  let out = Buffer.allocUnsafe(Math.min(sizeHint, max));
+  let out = allocOutput(Math.min(sizeHint, max));
   let total = 0;
   let over = false;
   const reading = (async () => {
@@ -187,7 +188,7 @@ export async function inflateNative(
         throw new BufferTooLarge(`Cannot create a Buffer larger than ${max} bytes`);
       }
       if (total + value.length > out.length) {
-        const grown = Buffer.allocUnsafe(Math.min(max, Math.max(total + value.length, out.length * 2)));
+        const grown = allocOutput(Math.min(max, Math.max(total + value.length, out.length * 2)));
         grown.set(out.subarray(0, total), 0);
         out = grown;
       }

@@ -11,12 +11,18 @@ export interface Jwk {
 /** Page -> validation worker: one file, read and judged once; the worker ends after answering. */
 export interface ReadRequest {
   bytes: ArrayBuffer;
+  /** The previous file's buffers, no longer shown: the worker inflates into them (web/src/shims/spare-memory.ts). */
+  spare?: ArrayBuffer[];
   /** Keys the signature is checked against for `trusted` (F9), from the JWKS the user named. */
   trustedKeys?: Jwk[];
 }
 
-/** An entry's bytes: its own buffer, or a stretch of the archive's (a stored entry is not copied). */
-export type Entry = { name: string; bytes: ArrayBuffer } | { name: string; offset: number; length: number };
+/**
+ * An entry's bytes: the first `length` bytes of a buffer of its own (all of it without `length`), or a
+ * stretch of the archive's (a stored entry is not copied).
+ */
+export type Entry =
+  { name: string; bytes: ArrayBuffer; length?: number } | { name: string; offset: number; length: number };
 
 /** Validation worker -> page. */
 export type ReadMessage =

@@ -2,6 +2,7 @@
 // The Buffer adapter first: the format core expects Node's Buffer as a global.
 import { enableSimdSearch } from '../shims/buffer.js';
 import { finishValidation, validateCore } from '../../../src/sdf/validate.js';
+import { dropSpares, offerSpares } from '../shims/spare-memory.js';
 import { inflateEntryNative, inflateZlibNative } from './native-inflate.js';
 import type { Entry, ReadMessage, ReadRequest } from './protocol.js';
 
@@ -17,7 +18,8 @@ const post = (message: ReadMessage, transfer: Transferable[] = []): void => scop
 scope.onmessage = async (event: MessageEvent<ReadRequest>) => {
   try {
     const started = performance.now();
-    const { bytes, trustedKeys = [] } = event.data;
+    const { bytes, trustedKeys = [], spare = [] } = event.data;
+    offerSpares(spare);
     const archive = Buffer.from(bytes);
     let entries: Entry[] = [];
     const transfer: ArrayBuffer[] = [bytes];
@@ -30,15 +32,13 @@ scope.onmessage = async (event: MessageEvent<ReadRequest>) => {
           .filter((name) => files.has(name))
           .map((name): Entry => {
             const data = files.get(name)!;
-            // Handed back without a copy: a stretch of the archive, or a buffer the entry has to itself.
+            // Handed back without a copy: a stretch of the archive, or a buffer the entry starts (a spare may
+            // be longer than the entry; no other entry is in it, since one buffer serves one output).
             if (data.buffer === bytes) return { name, offset: data.byteOffset, length: data.length };
-            const owns =
-              data.byteOffset === 0 &&
-              data.length === data.buffer.byteLength &&
-              !transfer.includes(data.buffer as ArrayBuffer);
+            const owns = data.byteOffset === 0 && !transfer.includes(data.buffer as ArrayBuffer);
             if (owns) {
               transfer.push(data.buffer as ArrayBuffer);
-              return { name, bytes: data.buffer as ArrayBuffer };
+              return { name, bytes: data.buffer as ArrayBuffer, length: data.length };
             }
             return { name, bytes: data.buffer.slice(data.byteOffset, data.byteOffset + data.length) as ArrayBuffer };
           });
@@ -48,8 +48,10 @@ scope.onmessage = async (event: MessageEvent<ReadRequest>) => {
       const jwk = trustedKeys.find((key) => key.kid === kid);
       return jwk ? { publicKey: jwk } : undefined;
     });
+    dropSpares();
     post({ type: 'done', result, archive: bytes, entries, workerMs: performance.now() - started }, transfer);
   } catch (error) {
+    dropSpares();
     post({ type: 'crash', message: error instanceof Error ? error.message : String(error) });
   }
 };

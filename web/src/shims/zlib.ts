@@ -4,6 +4,7 @@
  * counted, and inflating stops as soon as they pass the bound, so a bomb costs at most that much).
  */
 import { Inflate } from 'fflate';
+import { allocOutput } from './spare-memory.js';
 
 interface InflateOptions {
   maxOutputLength?: number;
@@ -36,7 +37,7 @@ function run(stream: Inflate, input: Uint8Array, options: InflateOptions = {}): 
   }
   if (input.length === 0) stream.push(input, true);
   if (!ended) throw new Error('unexpected end of file');
-  const out = Buffer.allocUnsafe(total);
+  const out = allocOutput(total);
   let offset = 0;
   for (const chunk of chunks) {
     out.set(chunk, offset);
@@ -81,7 +82,7 @@ function inflateRaw(
   // The output in one piece when its size is known (an entry's declared size): the stored head goes
   // straight to its place, and what follows it after; otherwise the head alone, joined with the rest below.
   const expected = options.chunkSize ?? 0;
-  const head = Buffer.allocUnsafe(expected > total && expected <= max ? expected : total);
+  const head = allocOutput(expected > total && expected <= max ? expected : total);
   for (let at = 0, p = start; p < pos;) {
     const length = input[p + 1]! | (input[p + 2]! << 8);
     head.set(input.subarray(p + 5, p + 5 + length), at);
@@ -96,7 +97,7 @@ function inflateRaw(
     head.set(rest, total);
     return { out: head.subarray(0, total + rest.length), end: null };
   }
-  const out = Buffer.allocUnsafe(total + rest.length);
+  const out = allocOutput(total + rest.length);
   out.set(head.subarray(0, total), 0);
   out.set(rest, total);
   return { out, end: null };
@@ -140,18 +141,20 @@ export function inflateSync(input: Uint8Array, options?: InflateOptions): Buffer
 }
 
 /**
- * Slicing-by-8 tables, one after the other in one array: eight bytes a step instead of one (the plain
- * table walk is far slower in JavaScript). Table t sits at t * 256.
+ * Slicing-by-16 tables, one after the other in one array: sixteen bytes a step instead of one (the plain
+ * table walk is far slower in JavaScript). Table t sits at t * 256. Sixteen bytes a step took 9.5 to 10 ms
+ * over 19 MB in Chromium's worker here, eight 11 to 12 ms; the same walk in WebAssembly was no faster
+ * (the table loads are the work), and Node's native sum takes 3 to 4 ms.
  */
 const CRC_TABLE = (() => {
-  const table = new Int32Array(8 * 256);
+  const table = new Int32Array(16 * 256);
   for (let n = 0; n < 256; n++) {
     let c = n;
     for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
     table[n] = c;
   }
   for (let n = 0; n < 256; n++) {
-    for (let t = 1; t < 8; t++)
+    for (let t = 1; t < 16; t++)
       table[t * 256 + n] = (table[(t - 1) * 256 + n]! >>> 8) ^ table[table[(t - 1) * 256 + n]! & 0xff]!;
   }
   return table;
@@ -165,23 +168,33 @@ export function crc32(data: Uint8Array): number {
   const t = CRC_TABLE;
   let crc = -1;
   let i = 0;
-  // Bytes up to a 4-byte boundary, then two aligned words a step (half the loads of reading bytes).
+  // Bytes up to a 4-byte boundary, then four aligned words a step (a quarter of the loads of reading bytes).
   const head = Math.min(data.length, (4 - (data.byteOffset & 3)) & 3);
   for (; i < head; i++) crc = t[(crc ^ data[i]!) & 0xff]! ^ (crc >>> 8);
-  if (LITTLE_ENDIAN && data.length - i >= 8) {
-    const words = new Int32Array(data.buffer, data.byteOffset + i, ((data.length - i) >> 3) << 1);
-    for (let w = 0; w < words.length; w += 2) {
+  if (LITTLE_ENDIAN && data.length - i >= 16) {
+    const words = new Int32Array(data.buffer, data.byteOffset + i, ((data.length - i) >> 4) << 2);
+    for (let w = 0; w < words.length; w += 4) {
       const a = words[w]! ^ crc;
       const b = words[w + 1]!;
+      const c = words[w + 2]!;
+      const d = words[w + 3]!;
       crc =
-        t[1792 + (a & 0xff)]! ^
-        t[1536 + ((a >>> 8) & 0xff)]! ^
-        t[1280 + ((a >>> 16) & 0xff)]! ^
-        t[1024 + (a >>> 24)]! ^
-        t[768 + (b & 0xff)]! ^
-        t[512 + ((b >>> 8) & 0xff)]! ^
-        t[256 + ((b >>> 16) & 0xff)]! ^
-        t[b >>> 24]!;
+        t[3840 + (a & 0xff)]! ^
+        t[3584 + ((a >>> 8) & 0xff)]! ^
+        t[3328 + ((a >>> 16) & 0xff)]! ^
+        t[3072 + (a >>> 24)]! ^
+        t[2816 + (b & 0xff)]! ^
+        t[2560 + ((b >>> 8) & 0xff)]! ^
+        t[2304 + ((b >>> 16) & 0xff)]! ^
+        t[2048 + (b >>> 24)]! ^
+        t[1792 + (c & 0xff)]! ^
+        t[1536 + ((c >>> 8) & 0xff)]! ^
+        t[1280 + ((c >>> 16) & 0xff)]! ^
+        t[1024 + (c >>> 24)]! ^
+        t[768 + (d & 0xff)]! ^
+        t[512 + ((d >>> 8) & 0xff)]! ^
+        t[256 + ((d >>> 16) & 0xff)]! ^
+        t[d >>> 24]!;
     }
     i += words.length * 4;
   }
