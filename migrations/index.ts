@@ -33,6 +33,7 @@ import { EventStream1796200000000 } from './1796200000000-event-stream.js';
 import { DocumentSearchRole1796210000000 } from './1796210000000-document-search-role.js';
 import { ExtensionEvents1796300000000 } from './1796300000000-extension-events.js';
 import { EventSequencerFunction1796400000000 } from './1796400000000-event-sequencer-function.js';
+import { EventStreamPresence1796500000000 } from './1796500000000-event-stream-presence.js';
 
 /** Every migration, in order. Listed explicitly: glob loading does not work for TypeScript sources under vitest. */
 export const migrations = [
@@ -71,4 +72,5 @@ export const migrations = [
   DocumentSearchRole1796210000000,
   ExtensionEvents1796300000000,
   EventSequencerFunction1796400000000,
+  EventStreamPresence1796500000000,
 ];

@@ -27,6 +27,9 @@ describe('the event stream (GET /events)', () => {
   let receiver: WebhookReceiver;
   const streams: StreamClient[] = [];
 
+  const unnumbered = async () =>
+    ((await t.ds.query(`SELECT count(*)::int AS n FROM outbox_events WHERE seq IS NULL`)) as { n: number }[])[0]!.n;
+
   const open = async (key: string, query = '', headers: Record<string, string> = {}) => {
     const s = await StreamClient.open(`${base}/events${query}`, { 'X-API-Key': key, ...headers });
     streams.push(s);
@@ -191,6 +194,52 @@ describe('the event stream (GET /events)', () => {
     await Promise.all([all.close(), validated.close(), again.close(), otherTenant.close()]);
   });
 
+  it('wakes the numbering at each insert only while a stream is open somewhere (event_stream_presence)', async () => {
+    await waitFor(() => t.app.get(EventStream).open() === 0);
+    const present = async () =>
+      (
+        (await t.ds.query(`SELECT count(*)::int AS n FROM event_stream_presence WHERE until > now()`)) as {
+          n: number;
+        }[]
+      )[0]!.n;
+    const listener = new pg.Client({ connectionString: t.config.env.DATABASE_URL });
+    await listener.connect();
+    const payloads: string[] = [];
+    listener.on('notification', (n) => payloads.push(n.payload ?? ''));
+    await listener.query('LISTEN outbox_events_new');
+    /**
+     * The wake-ups one event's insert sent: notifications come in commit order, so once a marker sent
+     * after the insert's commit arrives, every wake-up of the insert has arrived before it.
+     */
+    let markers = 0;
+    const wakeUps = async (): Promise<number> => {
+      const before = payloads.length;
+      await recordDocumentEvent(t, tenant.id, 'document.validated');
+      const marker = `marker-${++markers}`;
+      await t.ds.query(`SELECT pg_notify('outbox_events_new', $1)`, [marker]);
+      const deadline = Date.now() + 10_000;
+      while (!payloads.includes(marker)) {
+        if (Date.now() > deadline) throw new Error('the marker did not arrive');
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      return payloads.slice(before, payloads.indexOf(marker)).length;
+    };
+    try {
+      await waitForAsync(async () => (await present()) === 0);
+      expect(await wakeUps()).toBe(0);
+      const stream = await open(tenant.apiKey);
+      await stream.until((s) => s.retry !== undefined, 'the stream to open');
+      await waitForAsync(async () => (await present()) === 1);
+      expect(await wakeUps()).toBe(1);
+      await stream.until((s) => s.events().length >= 1, 'the event');
+      await stream.close();
+      await waitForAsync(async () => (await present()) === 0);
+      expect(await wakeUps()).toBe(0);
+    } finally {
+      await listener.end();
+    }
+  });
+
   it('says where the stream restarts when the id is past the retention window', async () => {
     const old = await recordDocumentEvent(t, tenant.id, 'document.uploaded');
     const kept = await recordDocumentEvent(t, tenant.id, 'document.validated');
@@ -276,14 +325,21 @@ describe('the event stream (GET /events)', () => {
     stream.pause();
     // About 16 MB of events: past every socket buffer of the loopback and the server's bound.
     const padding = 'x'.repeat(64 * 1024);
-    // The last event before these: where a client that read none of them resumes.
-    const [{ max }] = (await t.ds.query(`SELECT max(seq) AS max FROM outbox_events`)) as { max: string }[];
+    // The last event before these: where a client that read none of them resumes. Events committed while no
+    // stream was open wait for the next tick to be numbered; with this stream open they are numbered at once.
+    await waitForAsync(async () => (await unnumbered()) === 0);
+    const [{ max }] = (await t.ds.query(`SELECT coalesce(max(seq), 0)::text AS max FROM outbox_events`)) as {
+      max: string;
+    }[];
     const recorded: string[] = [];
     for (let i = 0; i < 250; i++) {
       recorded.push((await recordDocumentEvent(t, tenant.id, 'document.validated', { padding })).id);
     }
-    // The server cut it: the tenant holds no stream any more.
+    // The server cut it: the tenant holds no stream any more. The events committed since are numbered on
+    // the next tick (no stream is open to wake the numbering): the client resumes once they are, so it
+    // reads them all from the table, at its own pace.
     await waitFor(() => t.app.get(EventStream).open(tenant.id) === 0, 30_000);
+    await waitForAsync(async () => (await unnumbered()) === 0);
     // What arrived before the cut is read; the client resumes after the last whole event.
     await stream.close();
     const seen = stream.events().map((e) => (JSON.parse(e.data) as { id: string }).id);
@@ -335,6 +391,14 @@ describe('the event stream (GET /events)', () => {
     }
   });
 });
+
+async function waitForAsync(condition: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
 
 async function waitFor(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

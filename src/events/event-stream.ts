@@ -35,6 +35,12 @@ const RELISTEN_DELAY_MS = 2000;
 const DRAIN_TIMEOUT_MS = 30_000;
 /** What a client waits before reconnecting (the `retry:` field sent on connect). */
 export const RECONNECT_MS = 2000;
+/**
+ * How long a process's row in `event_stream_presence` holds (migration EventStreamPresence), and how often
+ * it is renewed while streams are open: the outbox's inserts wake the numbering only while such a row holds.
+ */
+const PRESENCE_HOLDS_S = 30;
+const PRESENCE_RENEW_MS = 10_000;
 
 interface StreamRow {
   seq: string;
@@ -118,8 +124,8 @@ export function frame(seq: string | number, event: string, body: string): string
  * "after N" loses nothing and repeats nothing.
  *
  * Each API process keeps one connection of its own (the link): it LISTENs there, and numbers and reads
- * the live events there, so an event never waits for the pool the requests share. An insert anywhere
- * wakes the sequencers; numbering is one statement (the function `outbox_events_sequence`), which returns
+ * the live events there, so an event never waits for the pool the requests share. While a stream is open
+ * on any instance, an insert anywhere wakes the sequencers (otherwise the tick numbers); numbering is one statement (the function `outbox_events_sequence`), which returns
  * the rows it numbered, and the process that numbered them writes them to its streams at once. Its
  * notification wakes every other process's reader, which reads the new rows once for all its streams and
  * writes each to the streams of its tenant. A notification only wakes; what is written is what the table
@@ -147,6 +153,10 @@ export class EventStream implements OnApplicationBootstrap, BeforeApplicationShu
   private numberedMeanwhile = 0;
   private reading: Promise<void> | undefined;
   private readAgain = false;
+  /** This process's row in `event_stream_presence`, and when it was last written (0: not present). */
+  private readonly processId = randomUUID();
+  private presentSince = 0;
+  private withdrawing: Promise<void> = Promise.resolve();
 
   constructor(
     @InjectDataSource() private readonly ds: DataSource,
@@ -157,6 +167,7 @@ export class EventStream implements OnApplicationBootstrap, BeforeApplicationShu
   onApplicationBootstrap(): void {
     void this.listen();
     this.tick = setInterval(() => {
+      this.announce();
       this.wakeSequencer();
       this.wakeReader();
     }, TICK_MS);
@@ -176,6 +187,7 @@ export class EventStream implements OnApplicationBootstrap, BeforeApplicationShu
     this.stopped = true;
     clearInterval(this.tick);
     clearInterval(this.heartbeat);
+    await this.withdraw();
     await this.listener?.end().catch(() => undefined);
     await Promise.all([this.sequencing, this.reading]);
   }
@@ -220,6 +232,7 @@ export class EventStream implements OnApplicationBootstrap, BeforeApplicationShu
     if (!tenantSet) this.byTenant.set(tenantId, (tenantSet = new Set()));
     tenantSet.add(conn);
     res.once('close', () => conn.close());
+    this.announce();
 
     res.status(200);
     res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
@@ -249,6 +262,42 @@ export class EventStream implements OnApplicationBootstrap, BeforeApplicationShu
     const set = this.byTenant.get(conn.tenantId);
     set?.delete(conn);
     if (set?.size === 0) this.byTenant.delete(conn.tenantId);
+    if (this.connections.size === 0) void this.withdraw();
+  }
+
+  /**
+   * While streams are open here, keeps this process's row in `event_stream_presence`, so the outbox's
+   * inserts wake the numbering at once (written when the first stream opens, renewed on the tick). Rows
+   * long expired (of processes that died) go in the same statement.
+   */
+  private announce(): void {
+    if (this.stopped || this.connections.size === 0) return;
+    if (this.presentSince !== 0 && Date.now() - this.presentSince < PRESENCE_RENEW_MS) return;
+    this.presentSince = Date.now();
+    this.live(
+      `WITH expired AS (DELETE FROM event_stream_presence WHERE until < now() - interval '1 hour')
+       INSERT INTO event_stream_presence (process_id, until) VALUES ($1, now() + make_interval(secs => $2))
+       ON CONFLICT (process_id) DO UPDATE SET until = EXCLUDED.until`,
+      [this.processId, PRESENCE_HOLDS_S],
+    ).catch((err: unknown) => {
+      this.presentSince = 0;
+      this.logger.warn({ msg: 'event stream: could not say streams are open here; will retry', error: String(err) });
+    });
+  }
+
+  /**
+   * The last stream here closed (or the process stops): the inserts need not wake anyone on its account.
+   * A row that cannot be deleted expires by itself.
+   */
+  private withdraw(): Promise<void> {
+    if (this.presentSince !== 0) {
+      this.presentSince = 0;
+      this.withdrawing = this.live(`DELETE FROM event_stream_presence WHERE process_id = $1`, [this.processId]).then(
+        () => undefined,
+        () => undefined,
+      );
+    }
+    return this.withdrawing;
   }
 
   /** Writes the stored events after `after` (or starts at the head), then hands the stream to the live reader. */
@@ -376,10 +425,12 @@ export class EventStream implements OnApplicationBootstrap, BeforeApplicationShu
   }
 
   /**
-   * Events were committed somewhere. A process with streams open numbers them at once; one without leaves
-   * them to its next tick, when one transaction numbers all that came meanwhile: at a hundred uploads a
-   * second that is one numbering a second instead of two hundred, and a process that holds streams (on any
-   * instance) still numbers each event as it comes. A stream that opens wakes the sequencer itself.
+   * Events were committed somewhere. The inserts notify only while some process holds streams (its row in
+   * `event_stream_presence`, see `announce`). A process with streams open numbers them at once; one without
+   * leaves them to its next tick, when one transaction numbers all that came meanwhile: at a hundred
+   * uploads a second that is one numbering a second instead of two hundred, and a process that holds
+   * streams (on any instance) still numbers each event as it comes. A stream that opens writes its process's row
+   * and wakes the sequencer itself.
    */
   private newEvents(): void {
     if (this.connections.size > 0) this.wakeSequencer();
