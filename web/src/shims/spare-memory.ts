@@ -27,15 +27,16 @@ export function dropSpares(): void {
 }
 
 /**
- * `size` bytes, contents unspecified: a view at the start of the smallest spare that holds them (taken: no
- * other allocation gets it), or a new Buffer.
+ * `size` bytes, contents unspecified: a view at the start of the smallest spare that holds them and is at
+ * most twice their size (taken: no other allocation gets it; the rest of it goes along with the entry, so a
+ * small entry does not keep a large buffer alive), or a new Buffer.
  */
 export function allocOutput(size: number): Buffer {
   if (size >= SPARE_MIN_BYTES) {
     let best = -1;
     for (let i = 0; i < spares.length; i++) {
       const length = spares[i]!.byteLength;
-      if (length >= size && (best < 0 || length < spares[best]!.byteLength)) best = i;
+      if (length >= size && length <= 2 * size && (best < 0 || length < spares[best]!.byteLength)) best = i;
     }
     if (best >= 0) {
       const [spare] = spares.splice(best, 1);
