@@ -151,7 +151,7 @@ describe('the event stream (GET /events)', () => {
     await Promise.all([resumed.close(), byQuery.close(), filtered.close()]);
   });
 
-  it('writes one numbering of several events to live streams of one tenant, each by its own filter, in order', async () => {
+  it('writes one numbering of several events to live streams of one tenant, each by its own filter, in order, even past the buffer bound', async () => {
     await waitFor(() => t.app.get(EventStream).open(tenant.id) === 0);
     const [all, validated, again, otherTenant] = await Promise.all([
       open(tenant.apiKey),
@@ -168,9 +168,11 @@ describe('the event stream (GET /events)', () => {
     const recorded = [];
     try {
       await owner.query('SELECT pg_advisory_lock($1)', [SEQUENCER_LOCK]);
+      // Together past the streams' buffer bound (64 KB): a batch is not a client falling behind.
+      const padding = 'x'.repeat(16 * 1024);
       for (let i = 0; i < 6; i++) {
         const name = i % 2 === 0 ? 'document.validated' : 'document.uploaded';
-        recorded.push(await recordDocumentEvent(t, tenant.id, name));
+        recorded.push(await recordDocumentEvent(t, tenant.id, name, { padding }));
       }
       const [{ n }] = (await t.ds.query(`SELECT count(*)::int AS n FROM outbox_events WHERE seq IS NULL`)) as {
         n: number;

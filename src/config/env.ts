@@ -216,7 +216,8 @@ export const envSchema = z.object({
   // Dispatched outbox events are kept this long (for inspection), then deleted; webhook jobs carry their own copy.
   OUTBOX_RETENTION_HOURS: positiveInt.default(168),
   // The event stream (GET /events): a heartbeat comment this often; open streams per tenant and per API
-  // process; a stream whose unsent output passes EVENTS_MAX_BUFFER_BYTES (a client not reading) is cut.
+  // process; a stream whose unsent output is past EVENTS_MAX_BUFFER_BYTES (a client not reading) when more
+  // comes is cut.
   EVENTS_HEARTBEAT_MS: positiveInt.default(15_000),
   EVENTS_MAX_PER_TENANT: positiveInt.default(20),
   EVENTS_MAX_PER_PROCESS: positiveInt.default(2000),

@@ -77,17 +77,19 @@ class Connection {
   }
 
   /**
-   * Writes; past the buffer bound a client is cut (it resumes with the last id it read). `bounded` false:
-   * the caller waits for the output to drain before writing more (catching up from the table).
+   * Writes; a client whose unsent output is already past the buffer bound when more comes is cut (it
+   * resumes with the last id it read). Judged before the write, not after: one batch larger than the bound
+   * (many events numbered at once) is not a client falling behind, so a stream holds at most the bound and
+   * one batch. `bounded` false: the caller waits for the output to drain before writing more (catching up
+   * from the table).
    */
   write(chunk: string | Buffer, bounded = true): boolean {
     if (this.closed) return false;
-    const flushed = this.res.write(chunk);
-    if (bounded && !flushed && this.res.writableLength > this.maxBuffer) {
+    if (bounded && this.res.writableLength > this.maxBuffer) {
       this.cut();
       return false;
     }
-    return flushed;
+    return this.res.write(chunk);
   }
 
   /** Ends the stream at once, without waiting for unsent output. */
