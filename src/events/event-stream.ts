@@ -127,8 +127,9 @@ export function frame(seq: string | number, event: string, body: string): string
  *
  * Each API process keeps one connection of its own (the link): it LISTENs there, and numbers and reads
  * the live events there, so an event never waits for the pool the requests share. While a stream is open
- * on any instance, an insert anywhere wakes the sequencers (otherwise the tick numbers); numbering is one statement (the function `outbox_events_sequence`), which returns
- * the rows it numbered, and the process that numbered them writes them to its streams at once. Its
+ * on any instance, an insert anywhere wakes the sequencers (otherwise the tick numbers); numbering is one
+ * statement (the function `outbox_events_sequence`), which returns the rows it numbered, and the process
+ * that numbered them writes them to its streams at once. Its
  * notification wakes every other process's reader, which reads the new rows once for all its streams and
  * writes each to the streams of its tenant. A notification only wakes; what is written is what the table
  * holds. Without the link (lost, being made again) the same statements go through the pool.
@@ -431,8 +432,8 @@ export class EventStream implements OnApplicationBootstrap, BeforeApplicationShu
    * `event_stream_presence`, see `announce`). A process with streams open numbers them at once; one without
    * leaves them to its next tick, when one transaction numbers all that came meanwhile: at a hundred
    * uploads a second that is one numbering a second instead of two hundred, and a process that holds
-   * streams (on any instance) still numbers each event as it comes. A stream that opens writes its process's row
-   * and wakes the sequencer itself.
+   * streams (on any instance) still numbers each event as it comes. A stream that opens writes its
+   * process's row and wakes the sequencer itself.
    */
   private newEvents(): void {
     if (this.connections.size > 0) this.wakeSequencer();
