@@ -34,6 +34,7 @@ import { DocumentSearchRole1796210000000 } from './1796210000000-document-search
 import { ExtensionEvents1796300000000 } from './1796300000000-extension-events.js';
 import { EventSequencerFunction1796400000000 } from './1796400000000-event-sequencer-function.js';
 import { EventStreamPresence1796500000000 } from './1796500000000-event-stream-presence.js';
+import { PartialSummaryIndexes1796600000000 } from './1796600000000-partial-summary-indexes.js';
 
 /** Every migration, in order. Listed explicitly: glob loading does not work for TypeScript sources under vitest. */
 export const migrations = [
@@ -73,4 +74,5 @@ export const migrations = [
   ExtensionEvents1796300000000,
   EventSequencerFunction1796400000000,
   EventStreamPresence1796500000000,
+  PartialSummaryIndexes1796600000000,
 ];

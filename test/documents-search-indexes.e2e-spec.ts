@@ -4,9 +4,10 @@ import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requestContext } from '../src/common/request-context.js';
 import { dataSourceOptions } from '../src/database/data-source.js';
-import { PAGE_ROWS_SQL, SEARCH_ROLE, summarySetSql } from '../src/documents/documents-search.js';
+import { amountRangeCountSql, listPageSql, PAGE_ROWS_SQL, SEARCH_ROLE } from '../src/documents/documents-search.js';
 import { DocumentsRepository } from '../src/documents/documents.repository.js';
 import { startApp, type TestApp } from './helpers/app.js';
+import { storeSummaryColumns } from './helpers/documents.js';
 import { createTenant, type TenantFixture } from './helpers/tenants.js';
 
 /** Rows per tenant: enough for the planner to prefer the trigram index to reading the table. */
@@ -47,7 +48,9 @@ describe('search under row-level security: ids found with the indexes, rows read
         [tenant.id, ROWS],
       );
       // The summary columns as the validation job derives them.
-      await owner.query(`UPDATE documents SET ${summarySetSql('summary')} WHERE tenant_id = $1`, [tenant.id]);
+      await storeSummaryColumns(async (sql, params) => (await owner.query(sql, params)).rows, 'tenant_id = $1', [
+        tenant.id,
+      ]);
     }
     await owner.query(`VACUUM (ANALYZE) documents`);
   }, 300_000);
@@ -172,6 +175,56 @@ describe('search under row-level security: ids found with the indexes, rows read
       expect(texts[switched + 2], label).toMatch(form);
       expect(texts[switched + 3], label).toBe('RESET ROLE');
     }
+  });
+
+  it('the summary indexes hold only documents with what they index, and searches still use them', async () => {
+    // A pending upload has no summary yet: none of the summary indexes holds an entry for it.
+    const pending = randomUUID();
+    await owner.query(
+      `INSERT INTO documents (id, tenant_id, document_id, document_type, status, file_size_bytes, storage_key, meta)
+       VALUES ($1, $2, $3, 'invoice', 'pending', 1, $4, '{}')`,
+      [pending, a.id, randomUUID(), `pending/${pending}`],
+    );
+    const { rows: partial } = await owner.query<{ name: string; predicate: string | null }>(
+      `SELECT c.relname AS name, pg_get_expr(i.indpred, i.indrelid) AS predicate
+         FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+        WHERE i.indrelid = 'documents'::regclass AND c.relname LIKE 'documents_summary_%' ORDER BY c.relname`,
+    );
+    expect(partial.map((r) => r.name)).toEqual([
+      'documents_summary_amount_idx',
+      'documents_summary_due_idx',
+      'documents_summary_issue_idx',
+      'documents_summary_references_idx',
+      'documents_summary_search_idx',
+      'documents_summary_text_trgm_idx',
+    ]);
+    for (const { name, predicate } of partial) expect(predicate, name).not.toBeNull();
+    await owner.query(`DELETE FROM documents WHERE id = $1`, [pending]);
+
+    // The plans of the id queries, as the search role acting for tenant A.
+    const plan = (sql: string, params: unknown[]) =>
+      requestContext.run({ requestId: 'partial-test', tenantId: a.id }, () =>
+        t.ds.transaction(async (m) => {
+          await m.query(`SET LOCAL ROLE ${SEARCH_ROLE}`);
+          const [row] = (await m.query(`EXPLAIN (FORMAT JSON) ${sql}`, params)) as {
+            'QUERY PLAN': { Plan: PlanNode }[];
+          }[];
+          return nodes(row!['QUERY PLAN'][0]!.Plan).map((n) => n['Index Name']);
+        }),
+      );
+    const base = { limit: 20, sort: 'uploaded', order: 'desc' } as const;
+    const references = listPageSql(a.id, { ...base, references: 'PO-4242' }, 'keys');
+    expect(await plan(references.sql, references.params)).toContain('documents_summary_references_idx');
+    const word = listPageSql(a.id, { ...base, sort: 'relevance', q: '4242' }, 'keys');
+    expect(await plan(word.sql, word.params)).toContain('documents_summary_text_trgm_idx');
+    const amount = amountRangeCountSql(a.id, { ...base, amountMin: '100', amountMax: '110', currency: 'EUR' });
+    expect(await plan(amount.sql, amount.params)).toContain('documents_summary_amount_idx');
+    // And the references search finds exactly the documents naming the number.
+    const res = await t.http().get('/list').query({ references: 'PO-4242' }).set({ 'X-API-Key': a.apiKey });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect((res.body.documents as { summary: { references: string[] } }[]).map((d) => d.summary.references)).toEqual([
+      ['PO-4242'],
+    ]);
   });
 
   it("the rows are read under the tenant policy: acting for A, B's ids by primary key return nothing", async () => {

@@ -3,17 +3,11 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requestContext } from '../src/common/request-context.js';
-import {
-  listPageSql,
-  SEARCH_ROLE,
-  summarySetSql,
-  type AmountPlan,
-  type SearchFilter,
-} from '../src/documents/documents-search.js';
+import { listPageSql, SEARCH_ROLE, type AmountPlan, type SearchFilter } from '../src/documents/documents-search.js';
 import { pack } from '../src/sdf/index.js';
 import { buildRawSdf, buildInvalidSdf, invoiceMeta } from './helpers/sdf-fixtures.js';
 import { startApp, type TestApp } from './helpers/app.js';
-import { upload, waitForFinal } from './helpers/documents.js';
+import { storeSummaryColumns, upload, waitForFinal } from './helpers/documents.js';
 import { projectRoot } from './helpers/processes.js';
 import { createTenant, type TenantFixture } from './helpers/tenants.js';
 
@@ -110,7 +104,7 @@ describe('document summaries: stored by the validation job, searched by GET /lis
               status text, created_at timestamptz, summary jsonb)`,
       [JSON.stringify(rows)],
     );
-    await t.ds.query(`UPDATE documents SET ${summarySetSql('summary')} WHERE storage_key LIKE 'corpus/%'`);
+    await storeSummaryColumns((sql, params) => t.ds.query(sql, params), `storage_key LIKE 'corpus/%'`);
   }, 120_000);
   afterAll(() => t?.close());
 
@@ -445,7 +439,7 @@ describe('document summaries: stored by the validation job, searched by GET /lis
             `hostile/${d.id}`,
           ],
         );
-        await t.ds.query(`UPDATE documents SET ${summarySetSql('summary')} WHERE id = $1`, [d.id]);
+        await storeSummaryColumns((sql, params) => t.ds.query(sql, params), 'id = $1', [d.id]);
       }
       const search = (q: string) => t.http().get('/list').query({ q }).set(key(tenant));
       const hostile = [

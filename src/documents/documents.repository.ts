@@ -15,6 +15,8 @@ import {
   PAGE_ROWS_SQL,
   SEARCH_ROLE,
   summarySetSql,
+  summaryParams,
+  SUMMARY_PARAM_COUNT,
   usesSearchIndexes,
   type AmountPlan,
   type ListRow,
@@ -217,10 +219,10 @@ export class DocumentsRepository {
             SET status = $3, is_signed = $4, signature_algorithm = $5,
                 document_type = COALESCE(document_type, $6), sdf_version = COALESCE($7, sdf_version),
                 validation = $8, validated_at = now(), validation_error = NULL, updated_at = now(),
-                ${summarySetSql('$9')}
+                ${summarySetSql(9)}
           WHERE tenant_id = $1 AND id = $2 AND status = 'pending'
           RETURNING ${DOCUMENT_COLUMNS}
-       ), e AS (${OUTBOX_FROM('d', 10)})
+       ), e AS (${OUTBOX_FROM('d', 9 + SUMMARY_PARAM_COUNT)})
        SELECT * FROM d`,
       [
         tenantId,
@@ -231,7 +233,7 @@ export class DocumentsRepository {
         outcome.documentType,
         outcome.sdfVersion,
         JSON.stringify(outcome.validation),
-        outcome.summary ? JSON.stringify(outcome.summary) : null,
+        ...summaryParams(outcome.summary),
         ...outboxParams(event(settled)),
       ],
     );

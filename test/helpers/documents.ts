@@ -1,6 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import type { Response } from 'supertest';
 import { expect } from 'vitest';
+import { SUMMARY_PARAM_COUNT, summaryParams, summarySetSql } from '../../src/documents/documents-search.js';
+import type { DocumentSummary } from '../../src/sdf/summary.js';
 import type { TestApp } from './app.js';
 
 /** Uploads a file as multipart field `file`. */
@@ -51,4 +53,33 @@ export async function downloadFile(t: TestApp, apiKey: string, id: string): Prom
     .parse(binary as never)
     .expect(200);
   return res.body as Buffer;
+}
+
+/**
+ * Stores the summary columns of the documents `where` selects (an SQL condition on `documents`) from
+ * their `summary` column, with the validation job's own values (summaryParams) and statement fragment
+ * (summarySetSql): for a corpus written as rows, which hundreds of uploads through validation would prove
+ * nothing more about. `query` answers rows (a DataSource's query, or a pg client's `rows`).
+ */
+export async function storeSummaryColumns(
+  query: (sql: string, params?: unknown[]) => Promise<unknown[]>,
+  where: string,
+  params: unknown[] = [],
+): Promise<void> {
+  const rows = (await query(`SELECT id, summary FROM documents WHERE ${where}`, params)) as {
+    id: string;
+    summary: DocumentSummary | null;
+  }[];
+  const values = rows.map(({ id, summary }) => ({
+    id,
+    ...Object.fromEntries(summaryParams(summary).map((value, i) => [`v${i}`, value])),
+  }));
+  const names = Array.from({ length: SUMMARY_PARAM_COUNT }, (_, i) => `v${i}`);
+  // Every value is text but the references (an array); summarySetSql casts each to its column's type.
+  const types = names.map((name, i) => `${name} ${Array.isArray(summaryParams(null)[i]) ? 'text[]' : 'text'}`);
+  await query(
+    `UPDATE documents d SET ${summarySetSql(names.map((name) => `r.${name}`))}
+       FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, ${types.join(', ')}) WHERE d.id = r.id`,
+    [JSON.stringify(values)],
+  );
 }

@@ -13,7 +13,7 @@ import {
   type SummaryMapping,
 } from '../../sdf/summary.js';
 import { STORAGE_DRIVER, StorageNotFoundError, type StorageDriver } from '../../storage/storage-driver.js';
-import { summarySetSql } from '../documents-search.js';
+import { summaryParams, summarySetSql } from '../documents-search.js';
 import { ValidationExtensions } from '../validation-extensions.js';
 import { ValidationPoolService } from '../validation-pool.service.js';
 
@@ -106,9 +106,9 @@ export class SummaryBackfill implements OnApplicationBootstrap, OnApplicationShu
         }
         const summary = await this.summaryOf(row, mapping);
         const updated = (await m.query(
-          `UPDATE documents SET ${summarySetSql('$3')}
+          `UPDATE documents SET ${summarySetSql(3)}
             WHERE tenant_id = $1 AND id = $2 AND summarized_at IS NULL RETURNING id`,
-          [row.tenant_id, row.id, summary ? JSON.stringify(summary) : null],
+          [row.tenant_id, row.id, ...summaryParams(summary)],
         )) as [unknown[], number] | unknown[];
         const count = Array.isArray(updated[0]) ? (updated[0] as unknown[]).length : updated.length;
         written += count;
