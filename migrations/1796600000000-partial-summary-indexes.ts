@@ -11,6 +11,9 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  *
  * `documents_summary_number_idx` (tenant, lower(number)) goes: no statement filters on it (an exact number
  * is found through the trigram index by its longest run, and ranked by the number in the rows found).
+ *
+ * The indexes are built again in the migration's transaction, which holds off writes to documents while
+ * it runs (docs/documents.md says so to operators).
  */
 const PARTIAL: [name: string, definition: string][] = [
   ['documents_summary_search_idx', `USING gin (summary_search) WHERE summary_search IS NOT NULL`],
