@@ -465,10 +465,13 @@ describe('managed quick start with the stand-ins', () => {
     const uploaded = await fetch(`${baseUrl}/upload`, { method: 'POST', headers: key, body: form });
     expect(uploaded.status).toBe(201);
     const id = ((await uploaded.json()) as { id: string }).id;
+    // Polled as a client polls, once a second: asked every 25 ms, a slow validation spent the tenant's 60
+    // requests a minute on waiting, and the push after it met a 429.
     await waitUntil(
       async () => (await api('GET', `/sdf/${id}`, key)).body.status === 'valid',
       'the invoice to be valid',
       60_000,
+      1000,
     );
 
     const match = await api('POST', '/connectors/match', key, { document_id: id });
@@ -485,6 +488,7 @@ describe('managed quick start with the stand-ins', () => {
       },
       'the push to settle',
       60_000,
+      1000,
     );
     expect(done).toMatchObject({ status: 'succeeded', erp_document_id: expect.any(String) });
     // The SAP stand-in saw the supplier invoice created over https.
