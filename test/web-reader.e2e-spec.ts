@@ -288,6 +288,42 @@ describe('the reader at /app/read: the format core in the browser', () => {
     }
   }, 120_000);
 
+  it('shows one file after another with the same pdf.js and data workers: each started once, none ended', async () => {
+    const probe = await openProbe(browser);
+    try {
+      const started: string[] = [];
+      const ended: string[] = [];
+      const kind = (url: string): string =>
+        /\/pdf\.worker[.-]/.test(url)
+          ? 'pdf.js'
+          : /\/data-worker-/.test(url)
+            ? 'data'
+            : /\/reader-worker-/.test(url)
+              ? 'reader'
+              : url;
+      probe.page.on('worker', (worker) => {
+        started.push(kind(worker.url()));
+        worker.on('close', () => ended.push(kind(worker.url())));
+      });
+      await probe.page.goto(`${base}/app/read`);
+      const bytes = await typicalInvoice();
+      for (let i = 0; i < 3; i++) {
+        const name = `one-after-another-${i}.sdf`;
+        writeFileSync(join(dir, name), bytes);
+        expect(await readInPage(probe.page, join(dir, name), name)).toMatchObject({ valid: true, code: null });
+        // Shown in full before the next: the first page drawn, the data read by its worker.
+        const result = probe.page.locator(`[data-testid="reader-result"][data-file="${name}"]`);
+        await result.locator('.pdf-pages[aria-busy="false"] canvas[data-page="1"]').waitFor({ timeout: 20_000 });
+        await expect.poll(() => result.getByTestId('summary').textContent()).toContain('INV-');
+      }
+      expect(started.sort()).toEqual(['data', 'pdf.js', 'reader']);
+      expect(ended).toEqual([]);
+      expect(probe.problems).toEqual([]);
+    } finally {
+      await probe.close();
+    }
+  }, 120_000);
+
   it('ends a ZIP bomb and a regex-bomb schema with their codes while the page keeps answering; refused files are explained', async () => {
     const files = corpus.filter((f) => f.name.startsWith('ZIP bomb') || f.name === 'regex-bomb schema');
     expect(files).toHaveLength(2);
@@ -303,6 +339,10 @@ describe('the reader at /app/read: the format core in the browser', () => {
       const details = probe.page.locator('details.trust-details');
       await details.locator('summary').click();
       expect(await details.getAttribute('open')).not.toBeNull();
+      // A check that takes its time names the stage it is in (the pattern runs on the data), over a moving bar.
+      const progress = probe.page.getByTestId('reader-progress');
+      await progress.getByRole('progressbar', { name: 'Checking the file' }).waitFor({ timeout: 10_000 });
+      expect(await progress.textContent()).toContain('Checking the data…');
       const result = probe.page.locator(`[data-testid="reader-result"][data-file="${regex.name}"]`);
       await result.waitFor({ timeout: 30_000 });
       expect(await result.getByTestId('error-code').textContent()).toBe('SDF_ERROR_INVALID_SCHEMA');

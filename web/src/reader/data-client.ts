@@ -16,6 +16,13 @@ async function copyInSteps(bytes: Uint8Array, stopped: () => boolean): Promise<A
   return stopped() ? null : copy.buffer;
 }
 
+/**
+ * A data worker whose view was closed while it had nothing to do waits here for the next one: starting a
+ * worker and ending it, on every file the reader opens, cost CPU that the next file's check was waiting
+ * for. A worker still working (parsing a large data.json, answering) is ended instead.
+ */
+let idleWorker: Worker | null = null;
+
 type Question = DataRequest extends infer R ? (R extends { id: number } ? Omit<R, 'id'> : never) : never;
 
 /**
@@ -23,10 +30,12 @@ type Question = DataRequest extends infer R ? (R extends { id: number } ? Omit<R
  * is small (a page of children, the start of a string) except a Blob, which is passed by reference.
  */
 export class DataClient {
-  private readonly worker = new Worker(new URL('./data-worker.ts', import.meta.url), { type: 'module' });
+  private readonly worker = takeWorker();
   private readonly waiting = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
   private next = 1;
   private closed = false;
+  /** The worker has answered `open` (ready or failed) and is not parsing. */
+  private opened = false;
   readonly ready: Promise<{ root: DataNode; summary: Fact[] }>;
 
   /** `meta`: the file's parsed meta.json, whose issuer the summary names. */
@@ -40,8 +49,10 @@ export class DataClient {
           if (message.ok) waiter?.resolve(message.value);
           else waiter?.reject(new Error(message.message));
         } else if (message.type === 'ready') {
+          this.opened = true;
           resolve({ root: message.root, summary: message.summary });
         } else {
+          this.opened = true;
           reject(new Error(message.message));
         }
       };
@@ -88,11 +99,24 @@ export class DataClient {
 
   close(): void {
     this.closed = true;
-    this.worker.terminate();
+    this.worker.onmessage = null;
+    this.worker.onerror = null;
+    if (this.opened && this.waiting.size === 0 && !idleWorker) {
+      this.worker.postMessage({ type: 'close' } satisfies DataRequest);
+      idleWorker = this.worker;
+    } else {
+      this.worker.terminate();
+    }
     const error = new Error('the data view was closed');
     for (const waiter of this.waiting.values()) waiter.reject(error);
     this.waiting.clear();
   }
+}
+
+function takeWorker(): Worker {
+  const worker = idleWorker ?? new Worker(new URL('./data-worker.ts', import.meta.url), { type: 'module' });
+  idleWorker = null;
+  return worker;
 }
 
 export type PreparedData =

@@ -18,7 +18,7 @@ let json: string | null = null;
 /** The data as indented JSON, made once when first asked for. */
 const indented = (): string => (json ??= JSON.stringify(data, null, 2));
 
-function answer(request: Exclude<DataRequest, { type: 'open' }>): unknown {
+function answer(request: Exclude<DataRequest, { type: 'open' | 'close' }>): unknown {
   switch (request.type) {
     case 'page':
       return preparePage(data, request.path, request.offset, request.count);
@@ -40,6 +40,11 @@ function answer(request: Exclude<DataRequest, { type: 'open' }>): unknown {
 
 scope.onmessage = (event: MessageEvent<DataRequest>) => {
   const request = event.data;
+  if (request.type === 'close') {
+    data = null;
+    json = null;
+    return;
+  }
   if (request.type === 'open') {
     try {
       data = JSON.parse(new TextDecoder().decode(request.bytes)) as Json;

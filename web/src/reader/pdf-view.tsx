@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState } from 'react';
-import type { PageViewport, PDFDocumentProxy, PDFPageProxy } from 'pdfjs-dist';
+import type { PageViewport, PDFDocumentProxy, PDFPageProxy, PDFWorker } from 'pdfjs-dist';
+import { workerPool, type HeldWorker } from './pdf-worker-pool.js';
 
 type PdfJs = typeof import('pdfjs-dist');
 
@@ -15,6 +16,9 @@ function loadPdfJs(): Promise<PdfJs> {
   );
   return pdfjsLoading;
 }
+
+/** pdf.js's worker, shared by the documents shown one after another (see workerPool). */
+let takePdfWorker: (() => HeldWorker<PDFWorker>) | undefined;
 
 const ZOOMS = [0.5, 0.75, 1, 1.25, 1.5, 2, 3];
 
@@ -33,6 +37,8 @@ export function PdfView({ bytes, label }: { bytes: Uint8Array; label: string }) 
   /** Whether pages are being drawn (aria-busy on the pages): none is, once the ones in view are done. */
   const [drawing, setDrawing] = useState(true);
   const pagesRef = useRef<HTMLDivElement>(null);
+  /** A page is being drawn (pdf.js's worker is working for this document). */
+  const pumpingRef = useRef(false);
   // The width the pages are drawn for: the box's own, measured while it is shown, up to MAX_PAGE_WIDTH. A
   // box in a hidden tab measures 0 and waits to be shown; a phone turned sideways gets its pages drawn
   // again for the new width, and a wide window resized above that width draws nothing again.
@@ -51,19 +57,23 @@ export function PdfView({ bytes, label }: { bytes: Uint8Array; label: string }) 
   useEffect(() => {
     let cancelled = false;
     let loaded: PDFDocumentProxy | null = null;
+    let held: HeldWorker<PDFWorker> | null = null;
     setDoc(null);
     setError(null);
     loadPdfJs()
-      .then(
-        (pdfjs) =>
-          pdfjs.getDocument({
-            data: bytes.slice(),
-            isEvalSupported: false,
-            enableXfa: false,
-            useSystemFonts: false,
-            isOffscreenCanvasSupported: false,
-          }).promise,
-      )
+      .then((pdfjs) => {
+        if (cancelled) throw new Error('closed');
+        takePdfWorker ??= workerPool(() => new pdfjs.PDFWorker());
+        held = takePdfWorker();
+        return pdfjs.getDocument({
+          data: bytes.slice(),
+          worker: held.worker,
+          isEvalSupported: false,
+          enableXfa: false,
+          useSystemFonts: false,
+          isOffscreenCanvasSupported: false,
+        }).promise;
+      })
       .then((pdf) => {
         loaded = pdf;
         if (cancelled) void pdf.destroy();
@@ -74,7 +84,12 @@ export function PdfView({ bytes, label }: { bytes: Uint8Array; label: string }) 
       });
     return () => {
       cancelled = true;
-      void loaded?.destroy();
+      // Closed before it loaded, or with a page being drawn: pdf.js may still be working for it.
+      const busy = loaded === null || pumpingRef.current;
+      const worker = held;
+      void Promise.resolve(loaded?.destroy())
+        .catch(() => undefined)
+        .finally(() => worker?.release(busy));
     };
   }, [bytes]);
 
@@ -103,6 +118,7 @@ export function PdfView({ bytes, label }: { bytes: Uint8Array; label: string }) 
         return;
       }
       pumping = true;
+      pumpingRef.current = true;
       setDrawing(true);
       try {
         const pdfjs = await loadPdfJs();
@@ -139,6 +155,7 @@ export function PdfView({ bytes, label }: { bytes: Uint8Array; label: string }) 
         }
       } finally {
         pumping = false;
+        pumpingRef.current = false;
         settle();
       }
     };

@@ -33,6 +33,8 @@ export type ReadMessage =
 /** Page -> data worker: data.json to prepare once, then questions about it by path (see data-prepare.ts). */
 export type DataRequest =
   | { type: 'open'; bytes: ArrayBuffer; meta: unknown }
+  /** The data is let go: the worker waits for the next `open`. */
+  | { type: 'close' }
   | { id: number; type: 'page'; path: number[]; offset: number; count: number }
   /** The first `end` characters of the string at `path`. */
   | { id: number; type: 'text'; path: number[]; end: number }
