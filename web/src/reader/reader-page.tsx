@@ -202,6 +202,34 @@ function TrustForm({ trust }: { trust: Trust }) {
   );
 }
 
+/** A file's progress as the page shows it (see SHOW_STAGES_AFTER_MS). */
+interface ProgressShown {
+  /** The file's step now; shown at once when `now` (the first, taking the previous view down) or once slow. */
+  report(progress: ReadProgress, now?: boolean): void;
+  end(): void;
+}
+
+/**
+ * Until the file has taken SHOW_STAGES_AFTER_MS since it was picked, the page says "checking…" and draws
+ * nothing more (most files are judged by then); after that, each step as it comes, with its bar.
+ */
+function showProgress(name: string, size: number, setState: (state: State) => void): ProgressShown {
+  let latest: ReadProgress = { phase: 'loading', loaded: 0, total: size };
+  let slow = false;
+  const show = (): void => setState({ kind: 'working', name, size, progress: latest, slow });
+  const timer = setTimeout(() => {
+    slow = true;
+    show();
+  }, SHOW_STAGES_AFTER_MS);
+  return {
+    report(progress, now = false) {
+      latest = progress;
+      if (now || slow) show();
+    },
+    end: () => clearTimeout(timer),
+  };
+}
+
 /** The reader: an SDF file opened and judged in this browser by the format core; it is never uploaded. */
 export function ReaderPage() {
   const [state, setState] = useState<State>({ kind: 'idle' });
@@ -213,50 +241,36 @@ export function ReaderPage() {
   const busy = state.kind === 'working';
 
   /** Judges bytes read from `file`; they are handed to the worker, and read again from the file to judge anew. */
-  const judge = useCallback(async (name: string, file: Blob, bytes: Uint8Array, pickedAt: number) => {
-    const size = bytes.length;
-    const working: State = { kind: 'working', name, size, progress: { phase: 'checking', stage: 'container' } };
-    // The previous file's large buffers go to the worker, which inflates into them instead of new memory
-    // (web/src/shims/spare-memory.ts); its view, the last reader of them, is taken down first.
-    const previous = shownOutcome.current;
-    shownOutcome.current = null;
-    const spare = previous ? spareBuffers(previous) : [];
-    if (spare.length > 0) flushSync(() => setState(working));
-    else setState(working);
-    const trust = keysRef.current;
-    let latest: ReadProgress = working.progress;
-    let slow = false;
-    const showStages = setTimeout(() => {
-      slow = true;
-      setState({ kind: 'working', name, size, progress: latest, slow });
-    }, SHOW_STAGES_AFTER_MS);
-    const outcome = await readArchive(bytes, {
-      trustedKeys: trust?.keys,
-      handOver: true,
-      recycle: spare,
-      onProgress: (progress) => {
-        latest = progress;
-        if (slow) setState({ kind: 'working', name, size, progress, slow });
-      },
-    });
-    clearTimeout(showStages);
-    shownOutcome.current = outcome;
-    setState({ kind: 'done', name, file, outcome, trustedBy: trust?.url ?? null, pickedAt });
-  }, []);
+  const judge = useCallback(
+    async (name: string, file: Blob, bytes: Uint8Array, pickedAt: number, progress: ProgressShown) => {
+      // The previous file's large buffers go to the worker, which inflates into them instead of new memory
+      // (web/src/shims/spare-memory.ts); its view, the last reader of them, is taken down first (a picked
+      // file's already is: the page shows its progress from the moment it is picked).
+      const previous = shownOutcome.current;
+      shownOutcome.current = null;
+      const spare = previous ? spareBuffers(previous) : [];
+      if (previous) flushSync(() => progress.report({ phase: 'checking', stage: 'container' }, true));
+      const trust = keysRef.current;
+      const outcome = await readArchive(bytes, {
+        trustedKeys: trust?.keys,
+        handOver: true,
+        recycle: spare,
+        onProgress: (step) => progress.report(step),
+      });
+      progress.end();
+      shownOutcome.current = outcome;
+      setState({ kind: 'done', name, file, outcome, trustedBy: trust?.url ?? null, pickedAt });
+    },
+    [],
+  );
 
   const open = useCallback(
     async (file: File) => {
       const pickedAt = performance.now();
-      setState({
-        kind: 'working',
-        name: file.name,
-        size: file.size,
-        progress: { phase: 'loading', loaded: 0, total: file.size },
-      });
-      const bytes = await loadFile(file, (loaded, total) =>
-        setState({ kind: 'working', name: file.name, size: file.size, progress: { phase: 'loading', loaded, total } }),
-      );
-      await judge(file.name, file, bytes, pickedAt);
+      const progress = showProgress(file.name, file.size, setState);
+      progress.report({ phase: 'loading', loaded: 0, total: file.size }, true);
+      const bytes = await loadFile(file, (loaded, total) => progress.report({ phase: 'loading', loaded, total }));
+      await judge(file.name, file, bytes, pickedAt, progress);
     },
     [judge],
   );
@@ -269,7 +283,8 @@ export function ReaderPage() {
         if (current.kind === 'done') {
           const { name, file } = current;
           const pickedAt = performance.now();
-          void loadFile(file).then((bytes) => judge(name, file, bytes, pickedAt));
+          const progress = showProgress(name, file.size, setState);
+          void loadFile(file).then((bytes) => judge(name, file, bytes, pickedAt, progress));
         }
         return current;
       });
