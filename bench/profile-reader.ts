@@ -11,14 +11,11 @@
  * inclusive time per function and writes both profiles as .cpuprofile files beside the working directory
  * (PROFILE_OUT, default reader-worker.cpuprofile and reader-page.cpuprofile), which DevTools opens.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import express from 'express';
-import { chromium, type CDPSession } from 'playwright-core';
+import type { CDPSession } from 'playwright-core';
 import { scannedInvoice, typicalInvoice } from '../src/sdf/testing/corpus.js';
-import { webApp } from '../src/web/web-app.js';
+import { openReader } from './reader-page.js';
 
 interface ProfileNode {
   id: number;
@@ -108,18 +105,8 @@ async function main(): Promise<void> {
   const which = process.argv[2] ?? 'scan';
   const rounds = Number(process.argv[3] ?? 5);
   const bytes = which === 'typical' ? await typicalInvoice() : await scannedInvoice();
-  const dir = mkdtempSync(join(tmpdir(), 'sdf-profile-reader-'));
-  const server = express().use(webApp(process.env.WEB_DIST)).listen(0, '127.0.0.1');
-  await new Promise((resolve) => server.once('listening', resolve));
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update'],
-  });
+  const { browser, page, dir, close } = await openReader({ prefix: 'sdf-profile-reader-' });
   try {
-    const page = await (await browser.newContext()).newPage();
-    await page.goto(`${base}/app/read`);
-    await page.getByRole('heading', { name: 'Read an SDF file' }).waitFor();
     const readOnce = async (name: string): Promise<{ elapsed: number; worker: number }> => {
       const path = join(dir, name);
       writeFileSync(path, bytes);
@@ -164,9 +151,7 @@ async function main(): Promise<void> {
     summarize('worker', workerProfile);
     summarize('page (main thread; includes drawing the PDF and the page)', pageProfile, 20);
   } finally {
-    await browser.close();
-    server.close();
-    rmSync(dir, { recursive: true, force: true });
+    await close();
   }
 }
 

@@ -7,14 +7,10 @@
  *
  *   npm run build && node dist/bench/reader-threads.js [typical|scan] [rounds]     (WEB_DIST: another build)
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import express from 'express';
-import { chromium } from 'playwright-core';
 import { scannedInvoice, typicalInvoice } from '../src/sdf/testing/corpus.js';
-import { webApp, webDistDir } from '../src/web/web-app.js';
+import { openReader } from './reader-page.js';
 
 interface TraceEvent {
   name: string;
@@ -32,20 +28,8 @@ const TASKS = new Set(['ThreadControllerImpl::RunTask', 'ThreadPool_RunTask']);
 async function main(): Promise<void> {
   const which = process.argv[2] === 'scan' ? 'scan' : 'typical';
   const rounds = Number(process.argv[3] ?? 8);
-  const dir = mkdtempSync(join(tmpdir(), 'sdf-bench-threads-'));
-  const server = express()
-    .use(webApp(process.env.WEB_DIST ?? webDistDir()))
-    .listen(0, '127.0.0.1');
-  await new Promise((resolve) => server.once('listening', resolve));
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update'],
-  });
+  const { browser, page, dir, close } = await openReader({ prefix: 'sdf-bench-threads-' });
   try {
-    const page = await (await browser.newContext()).newPage();
-    await page.goto(`${base}/app/read`);
-    await page.getByRole('heading', { name: 'Read an SDF file' }).waitFor();
     const bytes = which === 'scan' ? await scannedInvoice() : await typicalInvoice();
     const workerMs: number[] = [];
     // The first round loads and compiles the worker, as in bench:reader: the trace starts after it.
@@ -109,9 +93,7 @@ async function main(): Promise<void> {
     ];
     process.stdout.write(`${rows.join('\n')}\n`);
   } finally {
-    await browser.close();
-    server.close();
-    rmSync(dir, { recursive: true, force: true });
+    await close();
   }
 }
 

@@ -1,15 +1,13 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { gzipSync } from 'node:zlib';
-import express from 'express';
-import { chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { scannedInvoice, typicalInvoice } from '../src/sdf/testing/corpus.js';
 import { validate } from '../src/sdf/validate.js';
-import { webApp, webDistDir } from '../src/web/web-app.js';
+import { webDistDir } from '../src/web/web-app.js';
 import { percentile } from './harness.js';
+import { openReader } from './reader-page.js';
 
 /**
  * The reader's speed: the format core judging a file in Chromium's Web Worker (the page's own timing,
@@ -67,21 +65,14 @@ function workerAlone(page: Page, workerUrl: string, file: string, rounds: number
 }
 
 async function main(): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'sdf-bench-reader-'));
+  const requested: string[] = [];
   // The files are also served to the page itself, for the worker measured on its own (workerAlone).
-  const server = express().use('/bench-files', express.static(dir)).use(webApp(WEB_DIST)).listen(0, '127.0.0.1');
-  await new Promise((resolve) => server.once('listening', resolve));
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update'],
+  const { page, dir, close } = await openReader({
+    prefix: 'sdf-bench-reader-',
+    serveDir: true,
+    onRequest: (url) => requested.push(url),
   });
   try {
-    const page = await (await browser.newContext()).newPage();
-    const requested: string[] = [];
-    page.on('request', (r) => requested.push(r.url()));
-    await page.goto(`${base}/app/read`);
-    await page.getByRole('heading', { name: 'Read an SDF file' }).waitFor();
     const pdfBeforeAnyFile = requested.some((url) => /\/pdf[.-]/.test(url));
 
     const rows: string[] = [];
@@ -151,9 +142,7 @@ async function main(): Promise<void> {
     );
     process.stdout.write(`${rows.join('\n')}\n`);
   } finally {
-    await browser.close();
-    server.close();
-    rmSync(dir, { recursive: true, force: true });
+    await close();
   }
 }
 
