@@ -356,19 +356,19 @@ export function ReaderPage() {
         <div className="progress-block" role="status" aria-live="polite" data-testid="reader-progress">
           <p>
             <strong>{state.name}</strong> ({formatBytes(state.size)}):{' '}
-            {state.progress.phase === 'loading'
-              ? 'reading the file'
-              : state.slow
-                ? STAGE_LABELS[state.progress.stage]
-                : 'checking'}
+            {!state.slow
+              ? 'checking'
+              : state.progress.phase === 'loading'
+                ? 'reading the file'
+                : STAGE_LABELS[state.progress.stage]}
             …
           </p>
-          {state.progress.phase === 'loading' ? (
-            <progress max={state.progress.total || 1} value={state.progress.loaded} aria-label="Reading the file" />
-          ) : state.slow ? (
-            <progress aria-label="Checking the file" />
-          ) : (
+          {!state.slow ? (
             <div className="progress-space" aria-hidden="true" />
+          ) : state.progress.phase === 'loading' ? (
+            <progress max={state.progress.total || 1} value={state.progress.loaded} aria-label="Reading the file" />
+          ) : (
+            <progress aria-label="Checking the file" />
           )}
         </div>
       )}
