@@ -532,7 +532,8 @@ describe('the managed deployment in the web front end: mailed links, account sig
       const nav = page.getByRole('navigation', { name: 'Main' });
       await nav.getByRole('link', { name: 'Usage' }).click();
       await page.getByTestId('plan-name').waitFor();
-      expect(await page.getByTestId('meter').count()).toBe(3);
+      // The plan and the usage are two requests: the meters come with the second, which may answer last.
+      await expect.poll(() => page.getByTestId('meter').count()).toBe(3);
       expect(await accessibilityProblems(page)).toEqual([]);
       await screenshot(page, 'portal-usage');
 
