@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildSdf } from './helpers/sdf-fixtures.js';
 import { projectRoot } from './helpers/processes.js';
@@ -29,6 +30,50 @@ describe('the event stream with two API and two worker processes', () => {
     return res.body.id as string;
   };
 
+  /**
+   * What the cluster holds when a wait runs out, so a failure says where events stopped: the tenant's
+   * documents by status, its outbox rows numbered or not, the statements running (the event stream's link
+   * among them) and each process's warnings and last log lines.
+   */
+  const situation = async (tenantId: string): Promise<string> => {
+    const db = new pg.Client({ connectionString: cluster.postgres.url });
+    await db.connect();
+    try {
+      const documents = await db.query(
+        `SELECT status, count(*)::int AS n FROM documents WHERE tenant_id = $1 GROUP BY status`,
+        [tenantId],
+      );
+      const outbox = await db.query(
+        `SELECT event, count(*)::int AS n, count(seq)::int AS numbered, max(seq)::text AS max_seq
+           FROM outbox_events WHERE tenant_id = $1 GROUP BY event`,
+        [tenantId],
+      );
+      const running = await db.query(
+        `SELECT application_name, state, wait_event_type, wait_event, now() - query_start AS for, left(query, 120) AS query
+           FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND state <> 'idle'`,
+      );
+      return [
+        `streams: ${streams.map((s) => s.events().length).join(', ')} events`,
+        `documents: ${JSON.stringify(documents.rows)}`,
+        `outbox: ${JSON.stringify(outbox.rows)}`,
+        `running statements: ${JSON.stringify(running.rows)}`,
+        ...cluster.processes.map((p, i) => {
+          // Warnings and errors (a lost listener, a failed numbering), then the last lines of all.
+          const notable = p.logs.filter((l) => l.level === 'warn' || l.level === 'error').slice(-20);
+          const last = p.logs.slice(-10).filter((l) => !notable.includes(l));
+          return [`process ${i} (${p.role}):`, ...[...notable, ...last].map((l) => JSON.stringify(l))].join('\n');
+        }),
+      ].join('\n');
+    } finally {
+      await db.end();
+    }
+  };
+  /** `until`, failing with the cluster's situation. */
+  const until = (s: StreamClient, tenantId: string, ...args: Parameters<StreamClient['until']>) =>
+    s.until(...args).catch(async (err: Error) => {
+      throw new Error(`${err.message}\n${await situation(tenantId)}`);
+    });
+
   beforeAll(async () => {
     cluster = await ServiceCluster.create({ env: { EVENTS_HEARTBEAT_MS: '1000' } });
     apis = await Promise.all([cluster.start('api'), cluster.start('api')]);
@@ -55,7 +100,8 @@ describe('the event stream with two API and two worker processes', () => {
     };
     await Promise.all([0, 1, 2, 3].map(client));
     expect(accepted).toHaveLength(100);
-    for (const s of onEach) await s.until((c) => c.events().length >= 100, 'one hundred valid events', 120_000);
+    for (const s of onEach)
+      await until(s, tenant.id, (c) => c.events().length >= 100, 'one hundred valid events', 120_000);
     // Whatever else would come is given the time to come: a heartbeat after the last event.
     for (const s of onEach) {
       const beats = s.comments.length;
@@ -100,9 +146,15 @@ describe('the event stream with two API and two worker processes', () => {
     const before = [];
     for (let i = 0; i < 3; i++) {
       before.push(await upload(apis[1]!, tenant.apiKey, archive));
-      await reference.until((c) => c.events().length >= 2 * (i + 1), `the events of document ${i + 1}`, 60_000);
+      await until(
+        reference,
+        tenant.id,
+        (c) => c.events().length >= 2 * (i + 1),
+        `the events of document ${i + 1}`,
+        60_000,
+      );
     }
-    await dropped.until((c) => c.events().length >= 6, 'uploaded and validated of three documents');
+    await until(dropped, tenant.id, (c) => c.events().length >= 6, 'uploaded and validated of three documents');
     await waitUntil(() => watchOut.trim().split('\n').length >= 6, 'sdf watch to print six events', 20_000);
     const seen = dropped.events();
     const n = seen.at(-1)!.id!;
@@ -114,13 +166,25 @@ describe('the event stream with two API and two worker processes', () => {
     const after = [];
     for (let i = 0; i < 3; i++) {
       after.push(await upload(apis[1]!, tenant.apiKey, archive));
-      await reference.until((c) => c.events().length >= 6 + 2 * (i + 1), `the events of document ${i + 4}`, 60_000);
+      await until(
+        reference,
+        tenant.id,
+        (c) => c.events().length >= 6 + 2 * (i + 1),
+        `the events of document ${i + 4}`,
+        60_000,
+      );
     }
-    await reference.until((c) => c.events().length >= 12, 'all twelve events on the reference stream', 60_000);
+    await until(
+      reference,
+      tenant.id,
+      (c) => c.events().length >= 12,
+      'all twelve events on the reference stream',
+      60_000,
+    );
     apis[0] = await cluster.start('api', { PORT: String(port) });
 
     const resumed = await open(`http://127.0.0.1:${port}`, tenant.apiKey, '', { 'Last-Event-ID': n });
-    await resumed.until((c) => c.events().length >= 6, 'the six events after N');
+    await until(resumed, tenant.id, (c) => c.events().length >= 6, 'the six events after N');
     const all = reference.events();
     expect(all.map((e) => e.event)).toEqual(Array(6).fill(['document.uploaded', 'document.validated']).flat());
     expect(seen.map((e) => e.id)).toEqual(all.slice(0, 6).map((e) => e.id));
