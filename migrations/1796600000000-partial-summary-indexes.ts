@@ -6,8 +6,9 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * wrote a NULL (or, for the references, an empty array) into each of them at its insert, entries that no
  * search ever reads, since every condition the indexes answer is strict in its column (a NULL matches no
  * comparison, LIKE, `@@` or `@>`), so PostgreSQL proves the partial predicate from the condition itself.
- * The references' condition (`@>` an array of one number) cannot imply a non-empty array by itself:
- * the list adds `summary_references <> '{}'` beside it (listPageSql), which it does imply.
+ * The references are the exception: PostgreSQL cannot tell from `summary_references @> ARRAY[number]`
+ * that the array is not empty, so the list states `summary_references <> '{}'` beside it (listPageSql),
+ * the index's own condition.
  *
  * `documents_summary_number_idx` (tenant, lower(number)) goes: no statement filters on it (an exact number
  * is found through the trigram index by its longest run, and ranked by the number in the rows found).

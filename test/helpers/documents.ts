@@ -76,7 +76,8 @@ export async function storeSummaryColumns(
   }));
   const names = Array.from({ length: SUMMARY_PARAM_COUNT }, (_, i) => `v${i}`);
   // Every value is text but the references (an array); summarySetSql casts each to its column's type.
-  const types = names.map((name, i) => `${name} ${Array.isArray(summaryParams(null)[i]) ? 'text[]' : 'text'}`);
+  const none = summaryParams(null);
+  const types = names.map((name, i) => `${name} ${Array.isArray(none[i]) ? 'text[]' : 'text'}`);
   await query(
     `UPDATE documents d SET ${summarySetSql(names.map((name) => `r.${name}`))}
        FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, ${types.join(', ')}) WHERE d.id = r.id`,
