@@ -201,6 +201,7 @@ describe('a worker killed (SIGKILL) in the middle of validations, signings, webh
       'every document final, signed and pushed, every invitation mailed',
       90_000,
     );
+    const finalAt = Date.now();
     // Taken over, and said so by the worker that took over.
     const takeovers = w2.logs
       .filter((l) => l.msg === 'a stalled job was taken over: the worker that held it stopped renewing its lock')
@@ -287,6 +288,11 @@ describe('a worker killed (SIGKILL) in the middle of validations, signings, webh
       }
       throw error;
     }
+    // Where a slow run spent its time, beside the takeover's line above.
+    console.log(
+      `after the kill: every document final, pushed and mailed at ${finalAt - killedAt} ms, every event ` +
+        `delivered at ${Date.now() - killedAt} ms`,
+    );
     const byDelivery = new Map<string, Buffer[]>();
     for (const r of receiver.received) {
       expect(verifySignature(secret, r.raw, r.headers['x-sdf-signature'])).toBe(true);
