@@ -71,7 +71,10 @@ describe('the event stream with two API and two worker processes', () => {
   /** `until`, failing with the cluster's situation. */
   const until = (s: StreamClient, tenantId: string, ...args: Parameters<StreamClient['until']>) =>
     s.until(...args).catch(async (err: Error) => {
-      throw new Error(`${err.message}\n${await situation(tenantId)}`);
+      const more = await situation(tenantId).catch(
+        (e: Error) => `(what the cluster holds could not be read: ${e.message})`,
+      );
+      throw new Error(`${err.message}\n${more}`);
     });
 
   beforeAll(async () => {
